@@ -1,0 +1,96 @@
+#!/usr/bin/env python3
+"""Transformer 实验室的开发命令（Windows、macOS、Linux 通用，只需要 Python >= 3.10）。
+
+    python dev.py book      # 准备环境并构建网站 → _build/html/index.html
+    python dev.py test      # 准备环境并运行全部测试（单元、notebook、网站构建、浏览器）
+    python dev.py refresh   # 重新运行所有 notebook，把输出写回 .ipynb（改过 notebook 或包之后必做）
+    python dev.py lab       # 准备环境并打开 JupyterLab
+
+没有激活虚拟环境时，会在仓库里建一个 .venv 并在里面安装 requirements.txt；
+requirements.txt 或 pyproject.toml 没变时跳过安装。
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+import sys
+import venv
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent
+VENV = ROOT / ".venv"
+BOOK_CMD = ["-c", "from jupyter_book.cli.main import main; main()", "build", ".", "-W", "-n", "--keep-going"]
+
+
+def venv_python() -> Path:
+    return VENV / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
+
+
+def in_venv() -> bool:
+    return sys.prefix != sys.base_prefix
+
+
+def ensure_env() -> None:
+    """没在虚拟环境里就建 .venv 并用它重新运行本脚本；然后按需安装依赖。"""
+    if not in_venv():
+        if not venv_python().exists():
+            print("==> 创建虚拟环境 .venv")
+            venv.create(VENV, with_pip=True)
+        os.execv(str(venv_python()), [str(venv_python()), *sys.argv])  # Windows 上 execv 也可用
+    digest = hashlib.sha256(b"".join((ROOT / f).read_bytes() for f in ("requirements.txt", "pyproject.toml")))
+    stamp = Path(sys.prefix) / ".transformer-lab-installed"
+    if stamp.exists() and stamp.read_text() == digest.hexdigest():
+        return
+    print("==> 安装依赖（第一次较慢，之后会跳过）")
+    run([sys.executable, "-m", "pip", "install", "-q", "--upgrade", "pip"])
+    run([sys.executable, "-m", "pip", "install", "-q", "-r", "requirements.txt"])
+    stamp.write_text(digest.hexdigest())
+
+
+def run(cmd: list[str]) -> None:
+    print("$", " ".join(cmd), flush=True)
+    code = subprocess.call(cmd, cwd=ROOT)
+    if code:
+        sys.exit(code)
+
+
+def book() -> None:
+    run([sys.executable, *BOOK_CMD])
+    print(f"\n网站已生成：{ROOT / '_build' / 'html' / 'index.html'}（用浏览器直接打开即可）")
+
+
+def test() -> None:
+    run([sys.executable, "-m", "pytest", *sys.argv[2:]])
+
+
+def refresh() -> None:
+    """重新运行 notebook 并写回输出。去掉 ipywidgets 的输出与状态：存档里只留静态帧（text/html）和文字。"""
+    import nbformat
+    from nbclient import NotebookClient
+
+    paths = [Path(p).resolve() for p in sys.argv[2:]] or sorted((ROOT / "notebooks").glob("*.ipynb"))
+    for path in paths:
+        print(f"==> 运行 {path.relative_to(ROOT)}", flush=True)
+        nb = nbformat.read(path, as_version=4)
+        NotebookClient(nb, timeout=600, kernel_name="python3", store_widget_state=False,
+                       resources={"metadata": {"path": str(path.parent)}}).execute()
+        for cell in nb.cells:
+            for output in cell.get("outputs", []):
+                output.get("data", {}).pop("application/vnd.jupyter.widget-view+json", None)
+        nb.metadata.pop("widgets", None)
+        nbformat.write(nb, path)
+
+
+def lab() -> None:
+    run([sys.executable, "-m", "jupyterlab", "notebooks"])
+
+
+COMMANDS = {"book": book, "test": test, "refresh": refresh, "lab": lab}
+
+if __name__ == "__main__":
+    if len(sys.argv) < 2 or sys.argv[1] not in COMMANDS:
+        sys.exit(__doc__)
+    ensure_env()
+    COMMANDS[sys.argv[1]]()

@@ -1,0 +1,34 @@
+"""有内核时的活滑块：ipywidgets 滑块 + 一张 PNG 图片控件，拖动时只更新数据、重绘同一张图。"""
+
+from __future__ import annotations
+
+import ipywidgets as widgets
+
+
+def _control(s):
+    """为一个 Slider 造对应的 ipywidgets 控件。"""
+    style = {"description_width": "initial"}
+    layout = widgets.Layout(width="420px")
+    if s.continuous:
+        lo, hi = min(s.values), max(s.values)
+        cls = widgets.IntSlider if all(isinstance(v, int) for v in s.values) else widgets.FloatSlider
+        return cls(value=s.start, min=lo, max=hi, step=s.step, description=s.shown,
+                   continuous_update=True, style=style, layout=layout)
+    return widgets.SelectionSlider(options=[(str(v), v) for v in s.values], value=s.start,
+                                   description=s.shown, continuous_update=True, style=style, layout=layout)
+
+
+def live_widget(ex) -> widgets.VBox:
+    """把 Explorable 变成 ipywidgets：拖动任何滑块都当场重算、重绘。"""
+    controls = [_control(s) for s in ex.sliders]
+    image = widgets.Image(format="png", layout=widgets.Layout(max_width="100%"))
+
+    def redraw(_change=None):
+        params = {s.name: c.value for s, c in zip(ex.sliders, controls)}
+        image.value = ex.png(**params)
+        image.description = ex.alt_text(params)
+
+    for control in controls:
+        control.observe(redraw, names="value")
+    redraw()
+    return widgets.VBox([image, *controls])

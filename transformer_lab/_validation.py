@@ -1,0 +1,111 @@
+"""输入检查 (input validation) 的集中地。
+
+所有公开函数在入口处调用这里的帮手函数；出错时抛出 ``TypeError`` 或 ``ValueError``，
+中文信息写明：哪个参数、规则是什么、期望什么、实际收到什么，能给提示时再加一句提示。
+本模块只依赖 NumPy。
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+__all__: list[str] = []
+
+
+def _describe(x: object) -> str:
+    """给报错信息用的简短描述：类型，以及数组的形状和 dtype。"""
+    if isinstance(x, np.ndarray):
+        return f"np.ndarray(shape={x.shape}, dtype={x.dtype})"
+    if isinstance(x, str):
+        return f"字符串 {x!r}"
+    return f"{type(x).__name__} {x!r}" if np.isscalar(x) else type(x).__name__
+
+
+def as_real_array(x: object, name: str, *, min_ndim: int = 0) -> np.ndarray:
+    """检查 ``x`` 是实数 NumPy 数组，并返回浮点版本（float32/float64 保持，整数转 float64）。
+
+    规则：必须是 ``np.ndarray``；dtype 必须是整数或浮点数（不能是 bool、复数、字符串、object）；
+    至少 ``min_ndim`` 维；不能有长度为 0 的维度；不能含 NaN 或 ±inf。
+    """
+    if not isinstance(x, np.ndarray):
+        raise TypeError(
+            f"{name} 必须是 NumPy 数组 (np.ndarray)，收到的是 {_describe(x)}。"
+            f"提示：先用 np.asarray({name}, dtype=float) 转换。"
+        )
+    kind = x.dtype.kind
+    if kind not in "iuf":
+        raise TypeError(
+            f"{name} 的 dtype 必须是实数（整数或浮点数），收到的是 dtype={x.dtype}"
+            f"（{'复数' if kind == 'c' else '布尔' if kind == 'b' else '字符串' if kind in 'SU' else '非数值'}）。"
+        )
+    if x.ndim < min_ndim:
+        raise ValueError(f"{name} 至少要有 {min_ndim} 维，收到的是 {x.ndim} 维，shape={x.shape}。")
+    if 0 in x.shape:
+        raise ValueError(f"{name} 不能是空数组（某一维长度为 0），收到的 shape={x.shape}。")
+    out = x.astype(np.result_type(x.dtype, np.float32), copy=False)
+    if not np.all(np.isfinite(out)):
+        bad = "NaN" if np.any(np.isnan(out)) else "inf"
+        raise ValueError(f"{name} 含有 {bad}，期望所有元素都是有限实数。请先检查上游计算。")
+    return out
+
+
+def check_shape(x: np.ndarray, name: str, expected: tuple, hint: str = "") -> None:
+    """检查 ``x.shape == expected``（expected 中的 None 表示这一维任意）。"""
+    ok = x.ndim == len(expected) and all(e is None or e == s for e, s in zip(expected, x.shape))
+    if not ok:
+        shown = "(" + ", ".join("任意" if e is None else str(e) for e in expected) + ")"
+        raise ValueError(f"{name} 的形状应为 {shown}，收到的是 {x.shape}。{hint}")
+
+
+def positive_int(n: object, name: str) -> int:
+    """检查 ``n`` 是正整数（Python int 或 NumPy 整数，不接受 bool 和浮点数）。"""
+    if isinstance(n, (bool, np.bool_)) or not isinstance(n, numbers.Integral):
+        raise TypeError(f"{name} 必须是正整数，收到的是 {_describe(n)}。")
+    if n <= 0:
+        raise ValueError(f"{name} 必须是正整数（>= 1），收到的是 {n}。")
+    return int(n)
+
+
+def positive_real(x: object, name: str) -> float:
+    """检查 ``x`` 是有限的正实数。"""
+    if isinstance(x, (bool, np.bool_)) or not isinstance(x, numbers.Real):
+        raise TypeError(f"{name} 必须是正实数，收到的是 {_describe(x)}。")
+    if not np.isfinite(x) or x <= 0:
+        raise ValueError(f"{name} 必须是有限的正实数 (> 0)，收到的是 {x}。")
+    return float(x)
+
+
+def broadcast_batch(shapes: dict[str, tuple[int, ...]]) -> tuple[int, ...]:
+    """检查各参数的批维度 (batch dims) 能否广播，返回广播后的批形状。"""
+    try:
+        return np.broadcast_shapes(*shapes.values())
+    except ValueError:
+        shown = ", ".join(f"{k} 的批维度 {v}" for k, v in shapes.items())
+        raise ValueError(f"批维度无法广播 (broadcast)：{shown}。除最后两维外，其余维度须相等或为 1。") from None
+
+
+def as_mask(mask: object, name: str, target: tuple[int, ...]) -> np.ndarray:
+    """检查掩码 (mask)：bool 数组，能广播到 ``target``，且每一行至少允许看一个位置。"""
+    if not isinstance(mask, np.ndarray):
+        raise TypeError(f"{name} 必须是 bool 类型的 NumPy 数组，收到的是 {_describe(mask)}。")
+    if mask.dtype != np.bool_:
+        raise TypeError(
+            f"{name} 的 dtype 必须是 bool（True = 允许关注），收到的是 dtype={mask.dtype}。"
+            f"提示：可用 {name}.astype(bool) 或比较运算得到 bool 数组。"
+        )
+    try:
+        full = np.broadcast_to(mask, target)
+    except ValueError:
+        raise ValueError(
+            f"{name} 的形状 {mask.shape} 无法广播到注意力分数的形状 (..., T, S) = {target}。"
+        ) from None
+    blocked = ~np.any(full, axis=-1)
+    if np.any(blocked):
+        where = tuple(int(i) for i in np.argwhere(blocked)[0])
+        raise ValueError(
+            f"{name} 在位置 {where} 的一整行都是 False：这个查询 (query) 一个键 (key) 也不能看，"
+            f"softmax 会得到 0/0 = NaN。每一行至少要有一个 True。"
+        )
+    return full

@@ -1,0 +1,189 @@
+"""注意力的核心：softmax、因果掩码与缩放点积注意力。
+
+公式 (Vaswani et al., 2017, 式 1)::
+
+    Attention(Q, K, V) = softmax(Q Kᵀ / √d_k) V
+
+本模块只依赖 NumPy。约定行向量：每个词是一行，``x @ w``。
+形状字母：T 查询位置数，S 键位置数，d_k 每个查询/键向量的长度，d_v 值向量的长度。
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import _validation as val
+
+__all__ = ["softmax", "causal_mask", "scaled_dot_product_attention"]
+
+
+def _softmax(x: np.ndarray, axis: int = -1) -> np.ndarray:
+    """不做检查的 softmax，供本包内部使用（允许 -inf，表示被掩掉的位置）。"""
+    shifted = x - np.max(x, axis=axis, keepdims=True)  # 减去最大值：e^x 不会溢出
+    e = np.exp(shifted)
+    return e / np.sum(e, axis=axis, keepdims=True)
+
+
+def softmax(x: np.ndarray, axis: int = -1) -> np.ndarray:
+    """数值稳定的 softmax (softmax)：把一串任意实数变成加起来等于 1 的正数。
+
+    softmax(x)_i = e^{x_i} / Σ_j e^{x_j}。实现时先减去最大值，结果不变但不会溢出。
+
+    Parameters
+    ----------
+    x : ndarray of shape (...)
+        任意形状的实数数组。允许 ``-inf``（表示"不许看"的位置），但沿 ``axis`` 的每一行
+        至少要有一个有限值。
+    axis : int, default -1
+        沿哪一维归一化。
+
+    Returns
+    -------
+    ndarray of shape (...)
+        与 ``x`` 同形状；沿 ``axis`` 每一行都是正数（``-inf`` 处为 0）且和为 1。
+
+    Raises
+    ------
+    TypeError
+        ``x`` 不是实数 NumPy 数组，或 ``axis`` 不是整数。
+    ValueError
+        ``x`` 为空、含 NaN 或 +inf、``axis`` 越界，或某一行全是 ``-inf``。
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> softmax(np.array([5.0, 2.0, 0.0])).round(4)
+    array([0.9465, 0.0471, 0.0064])
+    >>> softmax(np.array([1.0, 1.0, -np.inf]))
+    array([0.5, 0.5, 0. ])
+    """
+    if not isinstance(x, np.ndarray):
+        raise TypeError(f"x 必须是 NumPy 数组 (np.ndarray)，收到的是 {val._describe(x)}。"
+                        f"提示：先用 np.asarray(x, dtype=float) 转换。")
+    finite_part = np.where(np.isneginf(x), 0, x) if x.dtype.kind == "f" else x
+    val.as_real_array(finite_part, "x")
+    if isinstance(axis, (bool, np.bool_)) or not isinstance(axis, (int, np.integer)):
+        raise TypeError(f"axis 必须是整数，收到的是 {val._describe(axis)}。")
+    if not -x.ndim <= axis < x.ndim:
+        raise ValueError(f"axis={axis} 越界：x 只有 {x.ndim} 维，axis 应在 [{-x.ndim}, {x.ndim - 1}] 之内。")
+    x = x.astype(np.result_type(x.dtype, np.float32), copy=False)
+    if np.any(np.all(np.isneginf(x), axis=axis)):
+        raise ValueError(f"x 沿 axis={axis} 有一整行都是 -inf：softmax 会得到 0/0 = NaN。每行至少要有一个有限值。")
+    return _softmax(x, axis=axis)
+
+
+def causal_mask(T: int) -> np.ndarray:
+    """因果掩码 (causal mask)：第 t 个位置只能看见自己和它之前的位置。
+
+    Parameters
+    ----------
+    T : int
+        序列长度，正整数。
+
+    Returns
+    -------
+    ndarray of bool, shape (T, T)
+        对角线及其下方为 True（允许关注），上方为 False。
+
+    Raises
+    ------
+    TypeError
+        ``T`` 不是整数。
+    ValueError
+        ``T`` 不是正数。
+
+    Examples
+    --------
+    >>> causal_mask(3).astype(int)
+    array([[1, 0, 0],
+           [1, 1, 0],
+           [1, 1, 1]])
+    """
+    T = val.positive_int(T, "T")
+    return np.tril(np.ones((T, T), dtype=bool))  # (T, T)
+
+
+def _check_qkv(q, k, v, mask, scale):
+    """检查 q、k、v、mask、scale 并返回转换后的版本。"""
+    q = val.as_real_array(q, "q", min_ndim=2)
+    k = val.as_real_array(k, "k", min_ndim=2)
+    v = val.as_real_array(v, "v", min_ndim=2)
+    if q.shape[-1] != k.shape[-1]:
+        raise ValueError(
+            f"q 与 k 的最后一维 (d_k) 必须相等，才能做点积：q.shape={q.shape}, k.shape={k.shape}。"
+        )
+    if k.shape[-2] != v.shape[-2]:
+        raise ValueError(
+            f"k 与 v 的倒数第二维 (S，键/值的个数) 必须相等：k.shape={k.shape}, v.shape={v.shape}。"
+            "每个键都要有一个对应的值。"
+        )
+    batch = val.broadcast_batch({"q": q.shape[:-2], "k": k.shape[:-2], "v": v.shape[:-2]})
+    if mask is not None:
+        mask = val.as_mask(mask, "mask", batch + (q.shape[-2], k.shape[-2]))
+    if scale is not None:
+        scale = val.positive_real(scale, "scale")
+    return q, k, v, mask, scale
+
+
+def scaled_dot_product_attention(
+    q: np.ndarray,
+    k: np.ndarray,
+    v: np.ndarray,
+    mask: np.ndarray | None = None,
+    scale: float | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """缩放点积注意力 (scaled dot-product attention)：softmax(q kᵀ / √d_k) v。
+
+    四步：点积 → 缩放 → softmax → 加权求和。
+
+    Parameters
+    ----------
+    q : ndarray of shape (..., T, d_k)
+        查询 (query)，每行一个位置。
+    k : ndarray of shape (..., S, d_k)
+        键 (key)。
+    v : ndarray of shape (..., S, d_v)
+        值 (value)。
+    mask : ndarray of bool, broadcastable to (..., T, S), optional
+        True = 允许关注。每一行至少要有一个 True。
+    scale : float, optional
+        分数乘的系数，默认 ``1 / √d_k``。传 ``1.0`` 就是"不缩放"。
+
+    Returns
+    -------
+    out : ndarray of shape (..., T, d_v)
+        每个查询得到的加权平均值向量。
+    weights : ndarray of shape (..., T, S)
+        注意力权重 (attention weights)，每行和为 1。
+
+    Raises
+    ------
+    TypeError
+        输入不是实数 NumPy 数组，或 mask 不是 bool 数组。
+    ValueError
+        形状不匹配、数组为空、含 NaN/inf、mask 某行全为 False，或 scale 不是正数。
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> q = np.array([[1.0, 0.0]])                 # (T=1, d_k=2)
+    >>> k = np.array([[1.0, 0.0], [0.0, 1.0]])     # (S=2, d_k=2)
+    >>> v = np.array([[10.0], [20.0]])             # (S=2, d_v=1)
+    >>> out, w = scaled_dot_product_attention(q, k, v)
+    >>> w.round(3)
+    array([[0.67, 0.33]])
+    >>> out.round(2)
+    array([[13.3]])
+    """
+    q, k, v, mask, scale = _check_qkv(q, k, v, mask, scale)
+    return _attend(q, k, v, mask, scale)
+
+
+def _attend(q, k, v, mask=None, scale=None):
+    """不做检查的四步计算，供本包内部（例如多头注意力）复用。"""
+    scale = 1.0 / np.sqrt(q.shape[-1]) if scale is None else scale
+    scores = (q @ np.swapaxes(k, -1, -2)) * scale  # (..., T, S)
+    if mask is not None:
+        scores = np.where(mask, scores, -np.inf)  # (..., T, S)
+    weights = _softmax(scores, axis=-1)  # (..., T, S)
+    return weights @ v, weights  # (..., T, d_v), (..., T, S)

@@ -1,0 +1,87 @@
+"""两个向量有多"投缘"：点积 (dot product) 与余弦相似度 (cosine similarity)。
+
+点积既看方向也看长度；余弦相似度只看方向（把两个向量都缩成长度 1 再点积）。
+本模块只依赖 NumPy。
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import _validation as val
+
+__all__ = ["dot", "cosine_similarity"]
+
+
+def _pair(a, b):
+    a = val.as_real_array(a, "a", min_ndim=1)
+    b = val.as_real_array(b, "b", min_ndim=1)
+    if a.shape[-1] != b.shape[-1]:
+        raise ValueError(f"a 与 b 的最后一维长度必须相等：a.shape={a.shape}, b.shape={b.shape}。")
+    val.broadcast_batch({"a": a.shape[:-1], "b": b.shape[:-1]})
+    return a, b
+
+
+def dot(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """点积：对应位置相乘再相加，Σ_i a_i b_i。
+
+    Parameters
+    ----------
+    a : ndarray of shape (..., n)
+    b : ndarray of shape (..., n)
+
+    Returns
+    -------
+    ndarray of shape (...)
+
+    Raises
+    ------
+    TypeError
+        输入不是实数 NumPy 数组。
+    ValueError
+        最后一维长度不同、数组为空或含 NaN/inf。
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> dot(np.array([3.0, 4.0]), np.array([1.0, 2.0]))   # 3×1 + 4×2
+    11.0
+    """
+    a, b = _pair(a, b)
+    out = np.sum(a * b, axis=-1)
+    return out.item() if out.ndim == 0 else out
+
+
+def cosine_similarity(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """余弦相似度：a·b / (|a| |b|)，只看夹角，范围 [-1, 1]。
+
+    Parameters
+    ----------
+    a : ndarray of shape (..., n)
+    b : ndarray of shape (..., n)
+
+    Returns
+    -------
+    ndarray of shape (...)
+
+    Raises
+    ------
+    TypeError
+        输入不是实数 NumPy 数组。
+    ValueError
+        最后一维长度不同、数组为空、含 NaN/inf，或某个向量长度为 0（零向量没有方向）。
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> round(cosine_similarity(np.array([3.0, 4.0]), np.array([1.0, 2.0])), 4)   # 11 / (5 × √5)
+    0.9839
+    """
+    a, b = _pair(a, b)
+    na = np.linalg.norm(a, axis=-1)
+    nb = np.linalg.norm(b, axis=-1)
+    for name, n in (("a", na), ("b", nb)):
+        if np.any(n == 0):
+            raise ValueError(f"{name} 中有长度为 0 的向量：零向量没有方向，余弦相似度无定义。")
+    out = np.sum(a * b, axis=-1) / (na * nb)
+    return out.item() if out.ndim == 0 else out
