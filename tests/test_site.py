@@ -5,22 +5,14 @@
 
 from __future__ import annotations
 
-import functools
-import http.server
-import os
 import re
-import shutil
 import subprocess
 import sys
-import threading
 from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
-HTML = ROOT / "_build" / "html"
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic"]
+from site_tools import CHROMIUM_ARGS, HTML, NO_CHROMIUM, ROOT, block_outside, chromium_path, pages, serve
 
 
 @pytest.fixture(scope="session")
@@ -31,12 +23,6 @@ def site() -> Path:
     warnings = [line for line in log.splitlines() if "WARNING:" in line]
     assert proc.returncode == 0 and not warnings, "网站构建失败或有警告：\n" + "\n".join(warnings or [log[-3000:]])
     return HTML
-
-
-def pages(site: Path) -> list[Path]:
-    """书里的正文页面（不含搜索页、索引页和 index.html 跳转页）。"""
-    return sorted(p for p in site.rglob("*.html")
-                  if not p.name.startswith(("search", "genindex", "index")) and "_static" not in p.parts)
 
 
 def test_every_toc_entry_has_a_page(site):
@@ -55,32 +41,17 @@ def test_no_third_party_urls_in_html(site):
 
 # ---------------------------------------------------------------- 浏览器测试
 
-def chromium_path() -> str | None:
-    candidates = [os.environ.get("CHROMIUM_PATH"), shutil.which("chromium"), shutil.which("chromium-browser"),
-                  shutil.which("google-chrome")]
-    return next((c for c in candidates if c and Path(c).exists()), None)
-
-
 @pytest.fixture(scope="session")
 def server(site):
-    handler = functools.partial(QuietHandler, directory=str(site))
-    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    threading.Thread(target=srv.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{srv.server_port}"
-    srv.shutdown()
-
-
-class QuietHandler(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, *args):  # 不把每个请求打印到测试输出里
-        pass
+    with serve(site) as base:
+        yield base
 
 
 @pytest.fixture(scope="session")
 def browser():
     path = chromium_path()
     if path is None:
-        pytest.skip("没有找到 Chromium，跳过浏览器测试。安装：sudo apt-get install chromium fonts-noto-cjk，"
-                    "或设置环境变量 CHROMIUM_PATH 指向 Chromium/Chrome 可执行文件。")
+        pytest.skip(NO_CHROMIUM + "浏览器测试已跳过。")
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:
@@ -95,15 +66,7 @@ def page(browser, server):
     context = browser.new_context(viewport={"width": 1280, "height": 900})
     pg = context.new_page()
     pg.external, pg.errors = [], []
-
-    def route(r):
-        url = r.request.url
-        if url.startswith(server) or url.startswith("data:"):
-            return r.continue_()
-        pg.external.append(url)
-        return r.abort()
-
-    pg.route("**/*", route)
+    block_outside(pg, server, pg.external)
     pg.on("console", lambda m: pg.errors.append(m.text) if m.type == "error" else None)
     pg.on("pageerror", lambda e: pg.errors.append(str(e)))
     pg.base = server
@@ -140,13 +103,16 @@ def test_every_explorable_responds_to_keyboard_and_mouse(site, page):
                 slider = sliders.nth(j)
                 slider.scroll_into_view_if_needed()
                 n = int(slider.get_attribute("max"))
-                # 键盘：Home → 最小值，→ 走一步，End → 最大值；每次图和显示的数值都要变
+                # 键盘：← 按到最小值，→ 走一步，→ 按到最大值；每次图和显示的数值都要变
                 slider.focus()
-                page.keyboard.press("Home")
+                for _ in range(n):
+                    page.keyboard.press("ArrowLeft")
                 lo = _state(page, root)
+                assert slider.input_value() == "0"
                 page.keyboard.press("ArrowRight")
                 step = _state(page, root)
-                page.keyboard.press("End")
+                for _ in range(n):
+                    page.keyboard.press("ArrowRight")
                 hi = _state(page, root)
                 assert slider.input_value() == str(n)
                 assert len({lo, step, hi}) == 3, f"{path} 第 {i} 张图的键盘操作没有换帧：{lo[0]}, {step[0]}, {hi[0]}"

@@ -34,7 +34,7 @@ __all__ = [
 
 __version__ = "0.1.0"
 
-_LAZY = {"plotting", "explore", "chapters"}
+_LAZY = {"plotting", "explore"}
 
 
 def __getattr__(name: str):

@@ -44,18 +44,23 @@ def as_real_array(x: object, name: str, *, min_ndim: int = 0) -> np.ndarray:
         raise ValueError(f"{name} 至少要有 {min_ndim} 维，收到的是 {x.ndim} 维，shape={x.shape}。")
     if 0 in x.shape:
         raise ValueError(f"{name} 不能是空数组（某一维长度为 0），收到的 shape={x.shape}。")
-    out = x.astype(np.result_type(x.dtype, np.float32), copy=False)
+    out = x.astype(float_dtype(x.dtype), copy=False)
     if not np.all(np.isfinite(out)):
         bad = "NaN" if np.any(np.isnan(out)) else "inf"
         raise ValueError(f"{name} 含有 {bad}，期望所有元素都是有限实数。请先检查上游计算。")
     return out
 
 
+def float_dtype(dtype: np.dtype) -> np.dtype:
+    """计算用的浮点类型：整数转 float64，float32/float64 保持，更窄的浮点（float16）升到 float32。"""
+    return np.dtype(np.float64) if dtype.kind in "iu" else np.result_type(dtype, np.float32)
+
+
 def check_shape(x: np.ndarray, name: str, expected: tuple, hint: str = "") -> None:
     """检查 ``x.shape == expected``（expected 中的 None 表示这一维任意）。"""
     ok = x.ndim == len(expected) and all(e is None or e == s for e, s in zip(expected, x.shape))
     if not ok:
-        shown = "(" + ", ".join("任意" if e is None else str(e) for e in expected) + ")"
+        shown = "(" + ", ".join("任意" if e is None else str(e) for e in expected) + ("," if len(expected) == 1 else "") + ")"
         raise ValueError(f"{name} 的形状应为 {shown}，收到的是 {x.shape}。{hint}")
 
 

@@ -66,7 +66,7 @@ def softmax(x: np.ndarray, axis: int = -1) -> np.ndarray:
         raise TypeError(f"axis 必须是整数，收到的是 {val._describe(axis)}。")
     if not -x.ndim <= axis < x.ndim:
         raise ValueError(f"axis={axis} 越界：x 只有 {x.ndim} 维，axis 应在 [{-x.ndim}, {x.ndim - 1}] 之内。")
-    x = x.astype(np.result_type(x.dtype, np.float32), copy=False)
+    x = x.astype(val.float_dtype(x.dtype), copy=False)
     if np.any(np.all(np.isneginf(x), axis=axis)):
         raise ValueError(f"x 沿 axis={axis} 有一整行都是 -inf：softmax 会得到 0/0 = NaN。每行至少要有一个有限值。")
     return _softmax(x, axis=axis)
@@ -181,7 +181,7 @@ def scaled_dot_product_attention(
 
 def _attend(q, k, v, mask=None, scale=None):
     """不做检查的四步计算，供本包内部（例如多头注意力）复用。"""
-    scale = 1.0 / np.sqrt(q.shape[-1]) if scale is None else scale
+    scale = q.shape[-1] ** -0.5 if scale is None else scale  # Python float：不会把 float32 提升成 float64
     scores = (q @ np.swapaxes(k, -1, -2)) * scale  # (..., T, S)
     if mask is not None:
         scores = np.where(mask, scores, -np.inf)  # (..., T, S)

@@ -14,12 +14,14 @@ from __future__ import annotations
 import base64
 import hashlib
 import html
+import io
 import itertools
 import json
 from dataclasses import dataclass, field
 from typing import Any, Callable, Protocol
 
 import numpy as np
+from PIL import Image
 
 from .plotting import new_figure
 
@@ -29,7 +31,11 @@ WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
 
 
 class View(Protocol):
-    """画图对象：构造时建图，``update`` 只改数据并返回本次画出的数组（供检查）。"""
+    """画图对象：构造时建图，``update`` 只改数据并返回本次画出的数组（供检查）。
+
+    可选属性 ``artists``：随滑块变化的那些图元 (artist) 的列表。给出它，拖动时就只重画这些图元，
+    坐标轴、刻度等不变的部分画一次后缓存起来（blitting），快好几倍。
+    """
 
     def update(self, **params: Any) -> dict[str, np.ndarray]: ...
 
@@ -91,23 +97,46 @@ class Explorable:
         if "view" not in self._state:
             fig, axes = new_figure(*self.size, ncols=self.ncols)
             params = {s.name: s.start for s in self.sliders}
-            self._state["fig"], self._state["view"] = fig, self.make_view(fig, axes, **params)
+            view = self.make_view(fig, axes, **params)
+            fig.canvas.draw()  # 排版只算一次：之后拖动滑块只改数据，不再重新排版
+            fig.set_layout_engine("none")
+            for artist in getattr(view, "artists", ()):
+                artist.set_animated(True)  # 背景里不画它们
+            fig.canvas.draw()
+            self._state.update(fig=fig, view=view, background=fig.canvas.copy_from_bbox(fig.bbox))
         return self._state["fig"], self._state["view"]
+
+    def render(self, **params: Any) -> dict[str, np.ndarray]:
+        """更新到给定参数并画到画布上：有 ``view.artists`` 时只重画变化的图元，否则整张重画。"""
+        fig, view = self._view()
+        drawn = view.update(**params)
+        artists = getattr(view, "artists", None)
+        if artists:
+            fig.canvas.restore_region(self._state["background"])
+            for artist in artists:
+                fig.draw_artist(artist)
+        else:
+            fig.canvas.draw()
+        return drawn
 
     def update(self, **params: Any) -> dict[str, np.ndarray]:
         """把图更新到给定参数（不重建图），返回画出的数组。"""
         return self._view()[1].update(**params)
 
     def png(self, **params: Any) -> bytes:
-        """更新到给定参数并输出 PNG 字节。"""
-        fig, view = self._view()
-        view.update(**params)
-        return fig.to_png()
+        """更新到给定参数并输出 PNG 字节（活滑块用：压缩得快，不求最小）。"""
+        self.render(**params)
+        return _encode(self._state["fig"].canvas, compress_level=1)
 
     def grid(self) -> list[dict[str, Any]]:
         """静态网页上要预先画的所有参数组合（第一个滑块变化最慢）。"""
         names = [s.name for s in self.sliders]
         return [dict(zip(names, combo)) for combo in itertools.product(*(s.values for s in self.sliders))]
+
+    def frame(self, **params: Any) -> bytes:
+        """静态网页用的帧：同一张图压成 256 色调色板 PNG，体积约为普通 PNG 的 2/5，肉眼看不出差别。"""
+        self.render(**params)
+        return _encode(self._state["fig"].canvas, palette=True)
 
     def alt_text(self, params: dict[str, Any]) -> str:
         return self.alt.format(**params)
@@ -133,6 +162,16 @@ class Explorable:
     def describe(self) -> str:
         parts = [f"{s.shown} ∈ {{{', '.join(map(str, s.values))}}}" for s in self.sliders]
         return f"可交互图「{self.title}」：" + "；".join(parts)
+
+
+def _encode(canvas, compress_level: int = 6, palette: bool = False) -> bytes:
+    """把画布当前的像素编码成 PNG。"""
+    image = Image.frombuffer("RGBA", canvas.get_width_height(), canvas.buffer_rgba()).convert("RGB")
+    if palette:
+        image = image.quantize(colors=256)
+    buf = io.BytesIO()
+    image.save(buf, format="PNG", compress_level=compress_level, optimize=palette)
+    return buf.getvalue()
 
 
 def _has_kernel() -> bool:
@@ -169,7 +208,7 @@ _SCRIPT = """(function () {
 
 def _static_html(ex: Explorable) -> str:
     grid = ex.grid()
-    frames = [base64.b64encode(ex.png(**p)).decode("ascii") for p in grid]
+    frames = [base64.b64encode(ex.frame(**p)).decode("ascii") for p in grid]
     alts = [ex.alt_text(p) for p in grid]
     sliders = [{"label": s.shown, "values": [str(v) for v in s.values]} for s in ex.sliders]
     start = {s.name: s.start for s in ex.sliders}

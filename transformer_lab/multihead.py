@@ -55,7 +55,7 @@ def split_heads(x: np.ndarray, num_heads: int) -> np.ndarray:
     x = val.as_real_array(x, "x", min_ndim=2)
     num_heads = val.positive_int(num_heads, "num_heads")
     _heads_divisible(x.shape[-1], num_heads, "x")
-    return _split(x, num_heads)
+    return _split(x, num_heads).copy()  # 返回新数组：改结果不会改到调用者的 x
 
 
 def _split(x, num_heads):
@@ -152,7 +152,8 @@ def multi_head_attention(
     num_heads : int
         头数 H，必须整除 D。
     mask : ndarray of bool, broadcastable to (..., H, T, S), optional
-        True = 允许关注；例如 ``causal_mask(T)`` 对所有头生效。
+        True = 允许关注；例如 ``causal_mask(T)`` 对所有头生效。批量的填充掩码请写成 (B, 1, T, S)，
+        多出的那一维 1 对应"所有头"。
     kv : ndarray of shape (..., S, D), optional
         键和值的来源。``None`` 表示自注意力 (self-attention)；否则是交叉注意力 (cross-attention)。
     b_q, b_k, b_v, b_o : ndarray of shape (D,), optional

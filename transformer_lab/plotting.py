@@ -101,6 +101,11 @@ class Heatmap:
     image: matplotlib.image.AxesImage
     texts: list
 
+    @property
+    def artists(self) -> list:
+        """随数据变化的图元（给可交互图的局部重画用）。"""
+        return [self.image, *self.texts]
+
     def update(self, weights: np.ndarray) -> None:
         """换一组同形状的权重，只改像素和数字。"""
         weights = np.asarray(weights)
@@ -168,6 +173,11 @@ class Bars:
 
     bars: matplotlib.container.BarContainer
     texts: list
+
+    @property
+    def artists(self) -> list:
+        """随数据变化的图元（给可交互图的局部重画用）。"""
+        return [*self.bars, *self.texts]
 
     def update(self, values: np.ndarray) -> None:
         """换一组同长度的数值，只改柱高和数字。"""

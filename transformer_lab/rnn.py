@@ -64,9 +64,10 @@ def rnn_forward(
     d_h = w_xh.shape[1]
     w_hh = val.as_real_array(w_hh, "w_hh")
     val.check_shape(w_hh, "w_hh", (d_h, d_h), f"（循环权重是 d_h × d_h 的方阵，d_h={d_h}）")
-    b_h = np.zeros(d_h) if b_h is None else val.as_real_array(b_h, "b_h")
+    dtype = np.result_type(x, w_xh, w_hh)
+    b_h = np.zeros(d_h, dtype) if b_h is None else val.as_real_array(b_h, "b_h")
     val.check_shape(b_h, "b_h", (d_h,))
-    h = np.zeros(d_h) if h0 is None else val.as_real_array(h0, "h0")
+    h = np.zeros(d_h, dtype) if h0 is None else val.as_real_array(h0, "h0")
     val.check_shape(h, "h0", (d_h,))
     dtype = np.result_type(x, w_xh, w_hh, b_h, h)
     states = np.empty((x.shape[0], d_h), dtype=dtype)  # (T, d_h)

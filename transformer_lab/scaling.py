@@ -94,9 +94,13 @@ def softmax_jacobian(p: np.ndarray) -> np.ndarray:
            [-0.25,  0.25]])
     """
     p = val.as_real_array(p, "p", min_ndim=1)
-    if np.any(p < 0) or not np.allclose(p.sum(axis=-1), 1.0, atol=1e-6):
-        raise ValueError("p 必须是一组概率：每个元素 >= 0 且最后一维的和为 1（例如 softmax 的输出）。")
-    eye = np.eye(p.shape[-1])  # (S, S)
+    sums = p.sum(axis=-1)
+    if np.any(p < 0) or not np.allclose(sums, 1.0, atol=1e-6):
+        raise ValueError(
+            "p 必须是一组概率：每个元素 >= 0 且最后一维的和为 1（例如 softmax 的输出）；"
+            f"收到的最小元素为 {p.min():.4g}，各行之和为 {np.round(sums, 4).tolist()}。"
+        )
+    eye = np.eye(p.shape[-1], dtype=p.dtype)  # (S, S)
     return p[..., :, None] * eye - p[..., :, None] * p[..., None, :]  # (..., S, S)
 
 

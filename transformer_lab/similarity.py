@@ -32,7 +32,8 @@ def dot(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
     Returns
     -------
-    ndarray of shape (...)
+    float or ndarray of shape (...)
+        两个一维向量时返回 Python float，否则返回数组。
 
     Raises
     ------
@@ -62,7 +63,8 @@ def cosine_similarity(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
     Returns
     -------
-    ndarray of shape (...)
+    float or ndarray of shape (...)
+        两个一维向量时返回 Python float，否则返回数组。
 
     Raises
     ------
@@ -82,6 +84,7 @@ def cosine_similarity(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     nb = np.linalg.norm(b, axis=-1)
     for name, n in (("a", na), ("b", nb)):
         if np.any(n == 0):
-            raise ValueError(f"{name} 中有长度为 0 的向量：零向量没有方向，余弦相似度无定义。")
+            where = tuple(int(i) for i in np.argwhere(np.atleast_1d(n == 0))[0]) if n.ndim else "（整个向量）"
+            raise ValueError(f"{name} 在位置 {where} 是长度为 0 的向量：零向量没有方向，余弦相似度无定义。")
     out = np.sum(a * b, axis=-1) / (na * nb)
     return out.item() if out.ndim == 0 else out

@@ -1,0 +1,93 @@
+"""网站的两项测量（需要先 python dev.py book 构建网站，并装有 Chromium）：
+
+1. 页面体积：每一页加载的全部字节（HTML、图片与帧、脚本、样式、字体），目标每章 <= 3 MB；
+2. 浏览器里滑块的响应：从 input 事件到新帧解码完、下一帧开始绘制的时间，每张可交互图取中位数，
+   目标在一帧（16 ms）之内；并与同一页里"换一张同样大小的 data: 图片"的参照值相比。
+
+    python benchmarks/site_benchmarks.py
+"""
+
+from __future__ import annotations
+
+import statistics
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+from site_tools import CHROMIUM_ARGS, HTML, NO_CHROMIUM, block_outside, chromium_path, pages, serve  # noqa: E402
+
+# 在页面里把滑块走遍全程，量每一步从 input 事件到新帧可以上屏的时间
+SWEEP_JS = """async (root) => {
+  const inp = root.querySelector('input.tlx-range'), img = root.querySelector('img');
+  const n = Number(inp.max), times = [];
+  const frame = () => new Promise(r => requestAnimationFrame(() => r()));
+  for (let round = 0; round < 3; round++) {
+    for (let k = 0; k <= 2 * n; k++) {
+      const v = k <= n ? k : 2 * n - k;
+      const t0 = performance.now();
+      inp.value = v; inp.dispatchEvent(new Event('input'));
+      await img.decode(); await frame();
+      times.push(performance.now() - t0);
+    }
+  }
+  return times;
+}"""
+
+# 参照：同一张图片元素，直接换成已有的另一帧（不经过本书的脚本），同样等解码和下一帧
+REFERENCE_JS = """async (root) => {
+  const img = root.querySelector('img'), data = JSON.parse(root.querySelector('script.tlx-data').textContent);
+  const times = [], frame = () => new Promise(r => requestAnimationFrame(() => r()));
+  for (let round = 0; round < 3; round++) {
+    for (const f of data.frames) {
+      const t0 = performance.now();
+      img.src = 'data:image/png;base64,' + f;
+      await img.decode(); await frame();
+      times.push(performance.now() - t0);
+    }
+  }
+  return times;
+}"""
+
+
+def main() -> None:
+    path = chromium_path()
+    if path is None:
+        sys.exit(NO_CHROMIUM)
+    if not HTML.exists():
+        sys.exit("没有找到 _build/html：先运行 python dev.py book。")
+    from playwright.sync_api import sync_playwright
+
+    weights, latencies = [], []
+    with serve() as base, sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=path, args=CHROMIUM_ARGS)
+        for page_path in pages():
+            rel = page_path.relative_to(HTML).as_posix()
+            context = browser.new_context()
+            page = context.new_page()
+            blocked, sizes = [], []
+            block_outside(page, base, blocked)
+            page.on("response", lambda r: sizes.append(len(r.body())) if r.ok else None)
+            page.goto(f"{base}/{rel}", wait_until="networkidle")
+            weights.append((rel, sum(sizes), len(sizes), len(blocked)))
+            roots = page.locator(".tlx")
+            for i in range(roots.count()):
+                title = roots.nth(i).get_attribute("aria-label")
+                sweep = roots.nth(i).evaluate(SWEEP_JS)
+                ref = roots.nth(i).evaluate(REFERENCE_JS)
+                latencies.append((rel, title, len(sweep), statistics.median(sweep), statistics.median(ref)))
+            context.close()
+        browser.close()
+
+    print("页面 | 总字节 (MB) | 请求数 | 被拦截的外部请求 | 是否 <= 3 MB")
+    print("--- | --- | --- | --- | ---")
+    for rel, total, count, blocked in weights:
+        print(f"{rel} | {total / 1e6:.2f} | {count} | {blocked} | {'是' if total <= 3e6 else '否'}")
+    print()
+    print("页面 | 可交互图 | 拖动次数 | 中位 ms | 参照中位 ms | 比值")
+    print("--- | --- | --- | --- | --- | ---")
+    for rel, title, n, med, ref in latencies:
+        print(f"{rel} | {title} | {n} | {med:.1f} | {ref:.1f} | {med / ref:.2f}")
+
+
+if __name__ == "__main__":
+    main()
