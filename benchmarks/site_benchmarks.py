@@ -1,6 +1,8 @@
 """网站的两项测量（需要先 python dev.py book 构建网站，并装有 Chromium）：
 
-1. 页面体积：每一页加载的全部字节（HTML、图片与帧、脚本、样式、字体），目标每章 <= 3 MB；
+1. 页面体积：每一页加载的全部字节（HTML、图片与帧、脚本、样式、字体），目标每章 <= 3 MB。
+   同时给出 gzip 压缩后的传输量（普通静态网站托管都会压缩文本文件），以及本页独有的字节
+   （HTML 本身，含内嵌的帧和图；主题脚本、MathJax 等各页共用，浏览器只下载一次）；
 2. 浏览器里滑块的响应：从 input 事件到新帧解码完、下一帧开始绘制的时间，每张可交互图取中位数，
    目标在一帧（16 ms）之内；并与同一页里"换一张同样大小的 data: 图片"的参照值相比。
 
@@ -9,6 +11,7 @@
 
 from __future__ import annotations
 
+import gzip
 import statistics
 import sys
 from pathlib import Path
@@ -49,6 +52,11 @@ REFERENCE_JS = """async (root) => {
 }"""
 
 
+def _is_binary(url: str) -> bool:
+    """已经压缩过的格式（图片、woff2 字体）不再计 gzip。"""
+    return url.split("?")[0].rsplit(".", 1)[-1].lower() in {"png", "jpg", "jpeg", "gif", "webp", "woff", "woff2"}
+
+
 def main() -> None:
     path = chromium_path()
     if path is None:
@@ -64,11 +72,14 @@ def main() -> None:
             rel = page_path.relative_to(HTML).as_posix()
             context = browser.new_context()
             page = context.new_page()
-            blocked, sizes = [], []
+            blocked, bodies = [], []
             block_outside(page, base, blocked)
-            page.on("response", lambda r: sizes.append(len(r.body())) if r.ok else None)
+            page.on("response", lambda r: bodies.append((r.url, r.body())) if r.ok else None)
             page.goto(f"{base}/{rel}", wait_until="networkidle")
-            weights.append((rel, sum(sizes), len(sizes), len(blocked)))
+            raw = sum(len(b) for _, b in bodies)
+            zipped = sum(len(b) if _is_binary(u) else len(gzip.compress(b)) for u, b in bodies)
+            own = sum(len(b) for u, b in bodies if u.split("?")[0].endswith(rel))
+            weights.append((rel, raw, zipped, own, len(bodies), len(blocked)))
             roots = page.locator(".tlx")
             for i in range(roots.count()):
                 title = roots.nth(i).get_attribute("aria-label")
@@ -78,10 +89,11 @@ def main() -> None:
             context.close()
         browser.close()
 
-    print("页面 | 总字节 (MB) | 请求数 | 被拦截的外部请求 | 是否 <= 3 MB")
-    print("--- | --- | --- | --- | ---")
-    for rel, total, count, blocked in weights:
-        print(f"{rel} | {total / 1e6:.2f} | {count} | {blocked} | {'是' if total <= 3e6 else '否'}")
+    print("页面 | 总字节 MB | gzip 后 MB | 本页独有 MB | 请求数 | 被拦截的外部请求 | 原始 <= 3 MB | gzip <= 3 MB")
+    print("--- | --- | --- | --- | --- | --- | --- | ---")
+    for rel, raw, zipped, own, count, blocked in weights:
+        print(f"{rel} | {raw / 1e6:.2f} | {zipped / 1e6:.2f} | {own / 1e6:.2f} | {count} | {blocked} | "
+              f"{'是' if raw <= 3e6 else '否'} | {'是' if zipped <= 3e6 else '否'}")
     print()
     print("页面 | 可交互图 | 拖动次数 | 中位 ms | 参照中位 ms | 比值")
     print("--- | --- | --- | --- | --- | ---")
