@@ -133,6 +133,17 @@ def test_slider_rejects_bad_grids(kwargs, pattern):
         Slider("d_k", **kwargs)
 
 
+@pytest.mark.parametrize("kwargs, exc, pattern", [
+    (dict(num_keys=0), ValueError, r"num_keys 必须是正整数.*0"),
+    (dict(num_keys=2.5), TypeError, r"num_keys 必须是正整数.*float"),
+    (dict(seed=-1), ValueError, r"seed 必须是非负整数.*-1"),
+    (dict(seed="a"), TypeError, r"seed 必须是非负整数.*字符串"),
+], ids=["num_keys-0", "num_keys-float", "seed-negative", "seed-string"])
+def test_scaling_saturation_rejects_bad_arguments(kwargs, exc, pattern):
+    with pytest.raises(exc, match=pattern):
+        tl.explore.scaling_saturation(**kwargs)
+
+
 def test_slider_start_is_default_or_middle():
     assert Slider("n", (1, 2, 3, 4, 5)).start == 3
     assert Slider("n", (1, 2, 3), default=1).start == 1

@@ -66,10 +66,19 @@ def check_shape(x: np.ndarray, name: str, expected: tuple, hint: str = "") -> No
 
 def positive_int(n: object, name: str) -> int:
     """检查 ``n`` 是正整数（Python int 或 NumPy 整数，不接受 bool 和浮点数）。"""
+    return _int_at_least(n, name, 1, "正整数")
+
+
+def nonnegative_int(n: object, name: str) -> int:
+    """检查 ``n`` 是非负整数（例如随机种子）。"""
+    return _int_at_least(n, name, 0, "非负整数")
+
+
+def _int_at_least(n: object, name: str, low: int, what: str) -> int:
     if isinstance(n, (bool, np.bool_)) or not isinstance(n, numbers.Integral):
-        raise TypeError(f"{name} 必须是正整数，收到的是 {_describe(n)}。")
-    if n <= 0:
-        raise ValueError(f"{name} 必须是正整数（>= 1），收到的是 {n}。")
+        raise TypeError(f"{name} 必须是{what}，收到的是 {_describe(n)}。")
+    if n < low:
+        raise ValueError(f"{name} 必须是{what}（>= {low}），收到的是 {n}。")
     return int(n)
 
 

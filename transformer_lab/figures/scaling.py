@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import _validation as val
 from ..explorable import Explorable, Slider
 from ..plotting import weight_bars
 from ..scaling import saturation_demo
@@ -58,7 +59,14 @@ def scaling_saturation(num_keys: int = 8, seed: int = 0) -> Explorable:
     Returns
     -------
     Explorable
+
+    Raises
+    ------
+    TypeError, ValueError
+        ``num_keys`` 不是正整数，或 ``seed`` 不是非负整数。
     """
+    num_keys = val.positive_int(num_keys, "num_keys")
+    seed = val.nonnegative_int(seed, "seed")
     return Explorable(
         make_view=lambda fig, axes, d_k: _ScalingView(fig, axes, d_k, num_keys, seed),
         sliders=[Slider("d_k", DK_GRID, label="d_k", default=64, continuous=True)],
