@@ -21,7 +21,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent
 VENV = ROOT / ".venv"
-BOOK_CMD = ["-c", "from jupyter_book.cli.main import main; main()", "build", ".", "-W", "-n", "--keep-going"]
+BOOK_CMD = ["-c", "from jupyter_book.cli.main import main; main()", "build", ".", "--all", "-W", "-n", "--keep-going"]
 
 
 def venv_python() -> Path:

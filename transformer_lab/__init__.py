@@ -13,7 +13,7 @@ from .multihead import merge_heads, multi_head_attention, split_heads
 from .positional import sinusoidal_positional_encoding
 from .rnn import rnn_forward
 from .similarity import cosine_similarity, dot
-from . import scaling, similarity
+from . import projections, recurrence, scaling, similarity, toy_sentences
 
 __all__ = [
     "softmax",
@@ -28,6 +28,9 @@ __all__ = [
     "cosine_similarity",
     "scaling",
     "similarity",
+    "recurrence",
+    "toy_sentences",
+    "projections",
     "plotting",
     "explore",
 ]

@@ -9,9 +9,9 @@ from __future__ import annotations
 from typing import Callable
 
 from .explorable import Explorable
-from .figures import scaling
+from .figures import attention_maps, qkv, recurrence, scaling
 
-_MODULES = (scaling,)
+_MODULES = (recurrence, attention_maps, qkv, scaling)
 
 __all__ = ["catalog"]
 for _module in _MODULES:

@@ -1,0 +1,360 @@
+"""第 2 章：玩具句子 (toy_sentences) 与两张可交互图 (figures/attention_maps)。
+
+四类测试：书里手算的数、独立的参考实现（纯 Python 循环）、Hypothesis 性质、每一种报错。
+"""
+
+import math
+import os
+import subprocess
+import sys
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+import transformer_lab as tl
+from transformer_lab import toy_sentences as toy
+from transformer_lab.figures import attention_maps as am
+
+ROOT = Path(__file__).resolve().parents[1]
+D = len(toy.FEATURES)
+ALL_VARIANTS = [(name, v) for name in toy.sentence_names() for v in toy.variant_names(name)]
+
+
+def col(feature):
+    return toy.FEATURES.index(feature)
+
+
+# ---------------------------------------------------------------- 1. 书里手算的数
+
+
+def test_features_and_sentences_are_the_books():
+    assert D == 12 and len(set(toy.FEATURES)) == D
+    s = toy.toy_sentence("animal")
+    assert " ".join(s.tokens) == "The animal didn't cross the street because it was too tired ."
+    assert (s.tokens[s.pronoun], s.tokens[s.predicate], s.referent) == ("it", "tired", "animal")
+    z = toy.toy_sentence("apple")
+    assert "".join(z.tokens) == "小明把苹果递给小红，因为她饿了"
+    assert (z.tokens[z.pronoun], z.tokens[z.predicate], z.referent) == ("她", "饿了", "小红")
+    assert toy.variant_names("apple") == ("她饿了", "它很甜", "他很大方")
+
+
+def test_round_one_it_finds_tired_by_hand():
+    # q_it = 4 on 三个描述维；k_tired = 3 on 描述活物 → q·k = 12，÷√12 = √12；其余 11 个分数是 0
+    s = toy.toy_sentence("animal")
+    _, w1 = toy.attention_round(s.x, 1)
+    expected = math.exp(math.sqrt(12)) / (math.exp(math.sqrt(12)) + 11)
+    assert w1[s.pronoun, s.predicate] == pytest.approx(expected, rel=1e-12)
+    assert round(expected, 3) == 0.744
+    others = np.delete(w1[s.pronoun], s.predicate)
+    np.testing.assert_allclose(others, 1 / (math.exp(math.sqrt(12)) + 11), rtol=1e-12)
+
+
+def test_round_two_it_finds_animal_by_hand():
+    s = toy.toy_sentence("animal")
+    states, (w1, w2) = toy.discuss(s.x)
+    a = w1[s.pronoun, s.predicate]
+    assert states[1][s.pronoun, col("描述活物")] == pytest.approx(a)  # 听到的线索 = 0.744 份"描述活物"
+    score = 4 * a * 4 / math.sqrt(12)  # q_it = 4a on 是动物；k_animal = 4 on 是动物
+    expected = math.exp(score) / (math.exp(score) + 11)
+    assert w2[s.pronoun, 1] == pytest.approx(expected, rel=1e-12)
+    assert round(expected, 3) == 0.738
+
+
+def test_she_prefers_xiaohong_by_hand():
+    z = toy.toy_sentence("apple")
+    _, (w1, w2) = toy.discuss(z.x)
+    a = w1[z.pronoun, z.predicate]
+    assert a == pytest.approx(math.exp(math.sqrt(12)) / (math.exp(math.sqrt(12)) + 8))
+    s_ming = 4 * a * 4 / math.sqrt(12)  # 只有"是人"对上
+    s_hong = (4 * a * 4 + 2 * 4) / math.sqrt(12)  # "是人" + "是女性" 都对上
+    total = math.exp(s_hong) + math.exp(s_ming) + 7
+    assert w2[z.pronoun, 4] == pytest.approx(math.exp(s_hong) / total)
+    assert w2[z.pronoun, 0] == pytest.approx(math.exp(s_ming) / total)
+
+
+def test_words_without_a_question_listen_evenly():
+    s = toy.toy_sentence("animal")
+    _, w1 = toy.attention_round(s.x, 1)
+    np.testing.assert_allclose(w1[0], np.full(12, 1 / 12))  # "The" 的查询全是 0 → 平均
+
+
+def test_explain_matrix_reads_the_rules():
+    w_q2 = toy.projections(2)[0]
+    assert toy.explain_matrix(w_q2).splitlines() == [
+        "指女性 → 是女性 ×2", "指男性 → 是男性 ×2", "描述活物 → 是动物 ×4, 是人 ×4",
+        "描述地点 → 是地点 ×4", "描述食物 → 是食物 ×4"]
+    assert toy.explain_matrix(np.zeros((D, D))) == "（全是 0）"
+
+
+# ---------------------------------------------------------------- 2. 参考实现：纯 Python 循环
+
+
+def ref_round(x, w_q, w_k, w_v):
+    """逐个元素算 q、k、v、分数、softmax、加权和，再加上原来的 x。"""
+    T = len(x)
+    mat = lambda a, w: [[sum(a[i][f] * w[f][g] for f in range(D)) for g in range(D)] for i in range(T)]  # noqa
+    q, k, v = mat(x, w_q), mat(x, w_k), mat(x, w_v)
+    weights, new_x = [], []
+    for i in range(T):
+        scores = [sum(q[i][c] * k[j][c] for c in range(D)) / math.sqrt(D) for j in range(T)]
+        m = max(scores)
+        e = [math.exp(s - m) for s in scores]
+        row = [ej / sum(e) for ej in e]
+        weights.append(row)
+        new_x.append([x[i][g] + sum(row[j] * v[j][g] for j in range(T)) for g in range(D)])
+    return new_x, weights
+
+
+@pytest.mark.parametrize("name, variant", ALL_VARIANTS)
+def test_two_rounds_match_a_plain_loop(name, variant):
+    s = toy.toy_sentence(name, variant)
+    states, weights = toy.discuss(s.x)
+    x = s.x.tolist()
+    for turn in (1, 2):
+        x, w = ref_round(x, *(m.tolist() for m in toy.projections(turn)))
+        np.testing.assert_allclose(weights[turn - 1], w, rtol=1e-12, atol=1e-15)
+        np.testing.assert_allclose(states[turn], x, rtol=1e-12, atol=1e-15)
+
+
+def test_round_uses_the_package_attention():
+    s = toy.toy_sentence("apple", "它很甜")
+    w_q, w_k, w_v = toy.projections(2)
+    out, w = tl.scaled_dot_product_attention(s.x @ w_q, s.x @ w_k, s.x @ w_v)
+    x_new, w_round = toy.attention_round(s.x, 2)
+    np.testing.assert_array_equal(w_round, w)
+    np.testing.assert_array_equal(x_new, s.x + out)
+
+
+# ---------------------------------------------------------------- 3. 这一章的结论，逐条检验
+
+
+@pytest.mark.parametrize("name, variant", ALL_VARIANTS)
+def test_pronoun_points_clearly_to_the_referent(name, variant):
+    s = toy.toy_sentence(name, variant)
+    _, (w1, w2) = toy.discuss(s.x)
+    assert int(w1[s.pronoun].argmax()) == s.predicate  # 第 1 轮：找到线索
+    row = w2[s.pronoun]
+    best, runner_up = np.sort(row)[::-1][:2]
+    assert s.tokens[int(row.argmax())] == s.referent and best > 0.7 and best > 8 * runner_up
+
+
+def test_changing_one_word_moves_the_pronoun():
+    rows = {v: toy.discuss(toy.toy_sentence("animal", v).x)[1][1][7] for v in ("tired", "wide")}
+    assert rows["tired"][1] > 0.7 and rows["wide"][5] > 0.7  # animal 列、street 列
+    assert rows["tired"][5] < 0.05 and rows["wide"][1] < 0.05
+
+
+def test_one_round_cannot_tell_animal_from_street():
+    # 只做第 2 轮（跳过找线索）：it 的查询是 0，animal 和 street 平分
+    for v in ("tired", "wide"):
+        _, w = toy.attention_round(toy.toy_sentence("animal", v).x, 2)
+        assert w[7, 1] == pytest.approx(w[7, 5])
+
+
+def test_spoken_ta_cannot_choose_between_the_two_people():
+    tokens = list(toy.toy_sentence("apple").tokens)
+    tokens[7] = "tā"
+    _, (_, w2) = toy.discuss(toy.embed(tokens))
+    assert w2[7, 0] == pytest.approx(w2[7, 4]) and w2[7, 0] > 0.4
+
+
+def test_every_word_is_updated():
+    s = toy.toy_sentence("animal")
+    states, weights = toy.discuss(s.x)
+    assert np.all(np.linalg.norm(states[2] - states[0], axis=1) > 0)
+    for w in weights:
+        np.testing.assert_allclose(w.sum(axis=1), 1.0, rtol=1e-12)
+
+
+def test_returned_arrays_are_fresh_copies():
+    w_q = toy.projections(1)[0]
+    w_q[:] = 99.0
+    assert toy.projections(1)[0].max() == 4.0
+    s = toy.toy_sentence("animal")
+    s.x[:] = 7.0
+    assert toy.toy_sentence("animal").x.max() == 1.0
+    x = toy.toy_sentence("apple").x
+    before = x.copy()
+    toy.discuss(x)
+    np.testing.assert_array_equal(x, before)  # 不改输入
+
+
+def test_module_tables_are_read_only():
+    with pytest.raises(TypeError):
+        toy._LEXICON["cat"] = ("是动物",)
+
+
+# ---------------------------------------------------------------- Hypothesis 性质
+
+WEIGHTS = hnp.arrays(np.float64, (D, D), elements=st.floats(-3, 3))
+ROWS = hnp.arrays(np.float64, (D,), elements=st.floats(-2, 2))
+
+
+@given(WEIGHTS, WEIGHTS, ROWS)
+def test_one_round_keeps_the_animal_street_ratio(w_q, w_k, new_predicate):
+    """任何一组 W_Q、W_K：一轮之内，换掉描述词不改变 it 对 animal 与 street 的权重之比。"""
+    s = toy.toy_sentence("animal")
+    x2 = np.vstack([s.x[:s.predicate], new_predicate[None], s.x[s.predicate + 1:]])
+    ratios = []
+    for x in (s.x, x2):
+        _, w = tl.scaled_dot_product_attention(x @ w_q, x @ w_k, x)
+        ratios.append(math.log(w[s.pronoun, 1]) - math.log(w[s.pronoun, 5]))
+    assert ratios[0] == pytest.approx(ratios[1], abs=1e-9)
+
+
+@given(st.sampled_from(ALL_VARIANTS), st.randoms(use_true_random=False))
+def test_discuss_is_permutation_equivariant(case, random):
+    """没有位置信息：打乱词序，权重矩阵跟着同样打乱。"""
+    x = toy.toy_sentence(*case).x
+    perm = np.array(random.sample(range(len(x)), len(x)))
+    (states, weights), (states_p, weights_p) = toy.discuss(x), toy.discuss(x[perm])
+    np.testing.assert_allclose(weights_p[1], weights[1][perm][:, perm], atol=1e-12)
+    np.testing.assert_allclose(states_p[2], states[2][perm], atol=1e-12)
+
+
+@given(hnp.arrays(np.float64, hnp.array_shapes(min_dims=1, max_dims=1, max_side=1).map(lambda s: (s[0] + 1, D)),
+                  elements=st.floats(-5, 5)))
+def test_rounds_give_probability_rows(x):
+    states, weights = toy.discuss(x)
+    for w in weights:
+        assert np.all(w >= 0) and np.allclose(w.sum(axis=1), 1.0)
+    assert all(np.all(np.isfinite(s)) for s in states)
+
+
+# ---------------------------------------------------------------- 4. 报错
+
+
+@pytest.mark.parametrize("fn, exc, pattern", [
+    (lambda: toy.toy_sentence("cat"), ValueError, r"name='cat' 不存在.*'animal'、'apple'"),
+    (lambda: toy.toy_sentence(3), TypeError, r"name 必须是字符串.*int 3.*'animal'"),
+    (lambda: toy.toy_sentence("animal", "sleepy"), ValueError,
+     r"variant='sleepy' 不存在.*'tired'、'hungry'、'wide'、'crowded'"),
+    (lambda: toy.toy_sentence("apple", "tired"), ValueError, r"variant='tired' 不存在.*'她饿了'"),
+    (lambda: toy.variant_names("dog"), ValueError, r"name='dog' 不存在"),
+    (lambda: toy.embed(["the", "cat"]), ValueError, r"tokens 里的词='cat' 不存在.*'animal'"),
+    (lambda: toy.embed([]), ValueError, r"tokens 不能为空"),
+    (lambda: toy.embed("the animal"), TypeError, r"tokens 必须是字符串的列表或元组.*字符串 'the animal'"),
+    (lambda: toy.embed(["the", 1]), TypeError, r"tokens 必须是字符串的列表或元组.*list"),
+    (lambda: toy.projections(3), ValueError, r"turn 只能是 1（找线索）或 2（找指代），收到的是 3"),
+    (lambda: toy.projections(0), ValueError, r"turn 必须是正整数.*0"),
+    (lambda: toy.projections("1"), TypeError, r"turn 必须是正整数.*'1'"),
+    (lambda: toy.projections(True), TypeError, r"turn 必须是正整数.*bool"),
+    (lambda: toy.attention_round(np.ones((3, 5)), 1), ValueError, r"x 的形状应为 \(任意, 12\).*\(3, 5\)"),
+    (lambda: toy.attention_round([[0.0] * D], 1), TypeError, r"x 必须是 NumPy 数组.*list"),
+    (lambda: toy.discuss(np.full((2, D), np.nan)), ValueError, r"x 含有 NaN"),
+    (lambda: toy.explain_matrix(np.eye(3)), ValueError, r"w 的形状应为 \(12, 12\).*\(3, 3\)"),
+    (lambda: am.attention_explorer("cat"), ValueError, r"name='cat' 不存在"),
+    (lambda: am.feature_heatmap(np.ones((2, 3)), ["a", "b"]), ValueError, r"x 的形状 \(2, 3\) 不对.*\(2, 12\)"),
+], ids=["name-unknown", "name-int", "variant-unknown", "variant-other-sentence", "variant_names-unknown",
+        "embed-unknown-word", "embed-empty", "embed-string", "embed-non-string", "turn-3", "turn-0",
+        "turn-string", "turn-bool", "round-x-shape", "round-x-list", "discuss-nan", "explain-shape",
+        "explorer-unknown", "feature-heatmap-shape"])
+def test_bad_input_raises_clear_chinese_error(fn, exc, pattern):
+    with pytest.raises(exc, match=pattern) as info:
+        fn()
+    assert type(info.value) is exc
+
+
+# ---------------------------------------------------------------- 可交互图
+
+
+EXPLORABLES = [(f, name) for f in (am.attention_explorer, am.pronoun_shift) for name in toy.sentence_names()]
+
+
+@pytest.fixture(scope="module", params=EXPLORABLES, ids=lambda p: f"{p[0].__name__}-{p[1]}")
+def chapter_ex(request):
+    fn, name = request.param
+    return fn(name), name
+
+
+def test_frame_budget_of_the_chapter():
+    frames = sum(len(fn(name).grid()) for fn, name in EXPLORABLES)
+    assert frames == 12 * 2 + 9 * 2 + 4 + 3 <= 60
+
+
+def test_every_frame_renders_without_warnings_and_keeps_its_artists(chapter_ex):
+    ex, _ = chapter_ex
+    fig, _ = ex._view()
+    counts = None
+    for params in ex.grid():
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            drawn = ex.update(**params)
+            png = ex.png(**params)
+        assert png.startswith(b"\x89PNG")
+        assert all(np.all(np.isfinite(v)) for v in drawn.values())
+        now = [(len(ax.patches), len(ax.texts), len(ax.images)) for ax in fig.axes]
+        assert counts in (None, now), "update 不应新增或删除图形元素"
+        counts = now
+    assert "手工设计的示意权重，不是训练所得" in fig._suptitle.get_text()
+
+
+def test_alt_texts_and_titles_differ(chapter_ex):
+    ex, name = chapter_ex
+    alts = [ex.alt_text(p) for p in ex.grid()]
+    assert len(set(alts)) == len(alts) and all("手工设计" in a for a in alts)
+
+
+def test_explorer_rows_are_the_discussion_weights():
+    for name in toy.sentence_names():
+        s = toy.toy_sentence(name)
+        _, weights = toy.discuss(s.x)
+        ex = am.attention_explorer(name)
+        assert ex.sliders[0].start == s.tokens[s.pronoun] and ex.sliders[1].start == "第 2 轮"
+        for i, tok in enumerate(s.tokens):
+            for t, turn in enumerate(am.TURNS):
+                drawn = ex.update(query=tok, turn=turn)
+                np.testing.assert_array_equal(drawn["row"], weights[t][i])
+                np.testing.assert_array_equal(drawn["weights"], weights[t])
+
+
+def test_shift_moves_to_the_referent():
+    for name, variant in ALL_VARIANTS:
+        s = toy.toy_sentence(name, variant)
+        drawn = am.pronoun_shift(name).update(variant=variant)
+        assert int(drawn["turn1"].argmax()) == s.predicate
+        assert s.tokens[int(drawn["turn2"].argmax())] == s.referent
+
+
+def test_two_explorers_on_one_page_have_different_ids():
+    titles = {fn(name).title for fn, name in EXPLORABLES}
+    assert len(titles) == len(EXPLORABLES)
+
+
+def test_explore_exports_the_chapter_functions():
+    assert tl.explore.attention_explorer is am.attention_explorer
+    assert tl.explore.pronoun_shift is am.pronoun_shift
+    assert "feature_heatmap" not in tl.explore.catalog()
+
+
+def test_feature_heatmap_draws_every_nonzero_value():
+    s = toy.toy_sentence("apple")
+    fig, (ax,) = tl.plotting.new_figure(7, 5)
+    image = am.feature_heatmap(s.x, list(s.tokens), ax=ax, title="t")
+    np.testing.assert_array_equal(image.get_array(), s.x)
+    assert len(ax.texts) == int(np.count_nonzero(s.x))
+
+
+@pytest.mark.parametrize("tokens, text", [
+    (toy.toy_sentence("animal").tokens, "The animal didn't cross the street because it was too tired."),
+    (toy.toy_sentence("apple", "它很甜").tokens, "小明把苹果递给小红，因为它很甜"),
+])
+def test_sentence_text(tokens, text):
+    assert am.sentence_text(tokens) == text
+
+
+# ---------------------------------------------------------------- 依赖方向
+
+
+def test_toy_sentences_needs_only_numpy():
+    probe = ("import sys, transformer_lab.toy_sentences as t; t.discuss(t.toy_sentence().x); "
+             "print('matplotlib' in sys.modules)")
+    result = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, timeout=120,
+                            env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "False"

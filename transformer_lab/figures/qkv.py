@@ -1,0 +1,235 @@
+"""第 3 章的图：点积与余弦相似度（射箭打靶），一个键变长时注意力怎么变，以及 V = K 实验的读出散点图。"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..attention import scaled_dot_product_attention
+from ..explorable import Explorable, Slider
+from ..plotting import new_figure, weight_bars
+from ..projections import vector_2d, with_key_length
+
+__all__ = ["dot_vs_cosine", "key_length_attention"]
+
+Q_COLOR, K_COLOR, SHADOW_COLOR, OTHER_COLOR = "#31688e", "#b5367a", "#35b779", "#9a9a9a"
+ANGLE_GRID = (0, 30, 60, 90, 120, 150, 180)
+LENGTH_GRID = (0.5, 1.0, 1.5, 2.0, 2.5, 3.0)
+Q_LENGTH = 2.0
+
+
+def _arrow(ax, tip, color, lw=2.5, zorder=3):
+    """从原点画到 ``tip`` 的箭头；之后改 ``.xy`` 就能移动箭头尖。"""
+    return ax.annotate("", xy=tuple(tip), xytext=(0.0, 0.0), zorder=zorder,
+                       arrowprops=dict(arrowstyle="-|>", color=color, lw=lw, mutation_scale=16, shrinkA=0, shrinkB=0))
+
+
+def _plane(ax, xlim, ylim, title):
+    """固定范围、等比例的坐标平面（每一帧都一样，方便比较）。"""
+    ax.set_xlim(*xlim)
+    ax.set_ylim(*ylim)
+    ax.set_aspect("equal")
+    ax.axhline(0, color="0.8", lw=0.8, zorder=0)
+    ax.axvline(0, color="0.8", lw=0.8, zorder=0)
+    ax.grid(alpha=0.25)
+    ax.set_title(title)
+
+
+def _clean(x: float) -> float:
+    """去掉 cos 90° ≈ 6e-17 这类浮点残渣，免得图上出现 −0.00。"""
+    return float(np.round(x, 12)) + 0.0
+
+
+def _paren(x: float) -> str:
+    """乘式里的负数加括号：2 × (-0.87)。"""
+    return f"({x:.2f})" if x < 0 else f"{x:.2f}"
+
+
+class _DotCosineView:
+    """左：q 与 k 两支箭头，以及 k 在 q 方向上的"影子"；右：点积和余弦随夹角变化的曲线。"""
+
+    def __init__(self, fig, axes, angle, length):
+        plane, curve = axes
+        self.fig = fig
+        q = vector_2d(Q_LENGTH, 0)
+        _plane(plane, (-3.4, 3.4), (-1.1, 3.4), "射箭打靶：$k$ 在 $q$ 方向上的“影子”")
+        self.shadow = plane.plot([], [], color=SHADOW_COLOR, lw=7, alpha=0.8, solid_capstyle="butt",
+                                 label="影子（$k$ 投在 $q$ 上的长度）", zorder=2)[0]
+        self.drop = plane.plot([], [], ":", color=SHADOW_COLOR, lw=1.5, zorder=2)[0]
+        self.q_arrow = _arrow(plane, q, Q_COLOR, lw=3)
+        plane.text(q[0] + 0.1, -0.4, "$q$", color=Q_COLOR, fontsize=13, ha="center")
+        self.k_arrow = _arrow(plane, q, K_COLOR)
+        self.k_label = plane.text(0, 0, "$k$", color=K_COLOR, fontsize=13, ha="center", va="center")
+        self.arc = plane.plot([], [], color="0.3", lw=1)[0]
+        self.theta_label = plane.text(0, 0, "θ", fontsize=11, ha="center", va="center", color="0.2")
+        plane.legend(loc="lower left", fontsize=8)
+        grid = np.linspace(0, 180, 181)
+        self.grid = grid
+        self.dot_line = curve.plot(grid, np.zeros_like(grid), color=K_COLOR, lw=2, label="点积 $q\\cdot k$（随长度伸缩）")[0]
+        curve.plot(grid, np.cos(np.deg2rad(grid)), "--", color=Q_COLOR, lw=2, label="余弦相似度（只看方向）")
+        self.dot_dot = curve.plot([], [], "o", color=K_COLOR, ms=8, clip_on=False)[0]
+        self.cos_dot = curve.plot([], [], "o", color=Q_COLOR, ms=8, clip_on=False)[0]
+        curve.axhline(0, color="0.6", lw=0.8)
+        curve.set_xlim(0, 180)
+        curve.set_ylim(-6.5, 6.5)
+        curve.set_xticks(ANGLE_GRID)
+        curve.set_xlabel("夹角 θ（度）")
+        curve.grid(alpha=0.3)
+        curve.legend(loc="lower left", fontsize=8)
+        self.curve = curve
+        self.update(angle, length)
+        # 随滑块变化的图元，按从下到上的顺序（q 的箭头重画在影子上面）：拖动时只重画它们
+        self.artists = [self.shadow, self.drop, self.q_arrow, self.k_arrow, self.k_label, self.arc,
+                        self.theta_label, self.dot_line, self.dot_dot, self.cos_dot, curve.title, fig._suptitle]
+
+    def update(self, angle, length):
+        q, k = vector_2d(Q_LENGTH, 0), vector_2d(float(length), float(angle))
+        dot = _clean(q @ k)
+        cos = _clean(np.cos(np.deg2rad(float(angle))))
+        self.k_arrow.xy = tuple(k)
+        tip = k + (np.array([-0.1, 0.35]) if float(angle) < 15 else vector_2d(0.35, float(angle)))
+        self.k_label.set_position(tuple(tip))
+        self.shadow.set_data([0, k[0]], [0, 0])
+        self.drop.set_data([k[0], k[0]], [0, k[1]])
+        theta = np.deg2rad(np.linspace(0, float(angle), 40))
+        self.arc.set_data(0.55 * np.cos(theta), 0.55 * np.sin(theta))
+        mid = np.deg2rad(float(angle) / 2)
+        self.theta_label.set_position((0.85 * np.cos(mid), 0.85 * np.sin(mid) + (0.25 if float(angle) < 15 else 0)))
+        self.theta_label.set_text("θ" if float(angle) >= 3 else "")  # 夹角为 0 时没有弧线，也不写 θ
+        curve = Q_LENGTH * float(length) * np.cos(np.deg2rad(self.grid))  # (181,)
+        self.dot_line.set_ydata(curve)
+        self.dot_dot.set_data([float(angle)], [dot])
+        self.cos_dot.set_data([float(angle)], [cos])
+        self.curve.set_title(f"点积 = {dot:.2f}，余弦相似度 = {cos:.2f}")
+        self.fig.suptitle(f"θ = {float(angle):.0f}°，$|q|$ = 2，$|k|$ = {float(length):.1f}：   "
+                          f"$q\\cdot k$ = $|q|\\,|k|\\cos\\theta$ = 2 × {float(length):.1f} × {_paren(cos)} = {dot:.2f}")
+        return {"q": q, "k": k, "dot": np.array([dot]), "cosine": np.array([cos]), "curve": curve}
+
+
+def dot_vs_cosine() -> Explorable:
+    """第 3 章：拖动夹角和一支箭头的长度，比较点积与余弦相似度。
+
+    q 固定（长度 2，指向右方）；k 的夹角和长度由滑块决定。
+    点积 = |q| |k| cos θ，既看方向也看长度；余弦相似度 = cos θ，只看方向。
+
+    Returns
+    -------
+    Explorable
+    """
+    return Explorable(
+        make_view=lambda fig, axes, angle, length: _DotCosineView(fig, axes, angle, length),
+        sliders=[
+            Slider("angle", ANGLE_GRID, label="夹角 θ（度）", default=60, continuous=True),
+            Slider("length", LENGTH_GRID, label="k 的长度", default=1.5, continuous=True, step=0.1),
+        ],
+        title="点积与余弦相似度：射箭打靶",
+        alt=("q（长度 2）与 k 的夹角为 {angle} 度、k 的长度为 {length}：左图画出两支箭头和 k 在 q 方向上的影子，"
+             "右图是点积与余弦相似度随夹角变化的曲线，圆点标出当前的两个值。"),
+        size=(9.6, 4.4),
+        ncols=2,
+    )
+
+
+# 第二张图：一个查询、四个键（为讲解手工设计的二维向量），只有 k2 的长度可调。
+KEY_ANGLES = (0.0, 60.0, 110.0, 180.0)
+KEY_BASE_LENGTH = 1.5
+CHANGING = 1  # k2
+KEY_LENGTH_GRID = (0.5, 1.0, 1.5, 2.0, 2.5, 3.0, 3.5, 4.0, 4.5, 5.0)
+
+
+def _keys(length: float) -> np.ndarray:
+    base = np.stack([vector_2d(KEY_BASE_LENGTH, a) for a in KEY_ANGLES])  # (S=4, d_k=2)
+    return with_key_length(base, CHANGING, float(length))  # (S=4, d_k=2)
+
+
+class _KeyLengthView:
+    """左：查询和四个键的箭头（k2 会变长）；右：查询对四个键的注意力权重。"""
+
+    def __init__(self, fig, axes, length):
+        plane, bars_ax = axes
+        self.fig, self.bars_ax = fig, bars_ax
+        self.q = vector_2d(Q_LENGTH, 0)
+        _plane(plane, (-2.3, 3.3), (-0.9, 5.0), "一个查询 $q$、四个键（手工设计的示意）")
+        q_arrow = _arrow(plane, self.q, Q_COLOR, lw=6, zorder=2)
+        plane.text(self.q[0] + 0.1, -0.45, "$q$", color=Q_COLOR, fontsize=13, ha="center")
+        keys = _keys(length)
+        self.arrows, self.labels = [], []
+        for j, key in enumerate(keys):
+            color = K_COLOR if j == CHANGING else OTHER_COLOR
+            self.arrows.append(_arrow(plane, key, color, lw=2.5 if j == CHANGING else 1.8, zorder=3))
+            self.labels.append(plane.text(0, 0, f"$k_{j + 1}$", color=color, fontsize=12, ha="center", va="center"))
+        names = [f"$k_{j + 1}$（{a:.0f}°）" for j, a in enumerate(KEY_ANGLES)]
+        self.bars = weight_bars(np.zeros(len(KEY_ANGLES)), names, ax=bars_ax, color=OTHER_COLOR)
+        self.bars.bars[CHANGING].set_color(K_COLOR)
+        bars_ax.set_ylabel("注意力权重")
+        self.update(length)
+        # 随滑块变化的图元（q 的粗箭头先画，k1 画在它上面）：拖动时只重画它们
+        self.artists = [q_arrow, *self.arrows, *self.labels, *self.bars.artists, bars_ax.title, fig._suptitle]
+
+    def update(self, length):
+        keys = _keys(length)
+        for j, (arrow, label, key) in enumerate(zip(self.arrows, self.labels, keys)):
+            arrow.xy = tuple(key)
+            offset = vector_2d(0.35, KEY_ANGLES[j]) + (np.array([0.0, 0.3]) if KEY_ANGLES[j] == 0 else 0)
+            label.set_position(tuple(key + offset))
+        _, weights = scaled_dot_product_attention(self.q[None, :], keys, keys)  # (1, S)
+        weights = weights[0]  # (S,)
+        scores = keys @ self.q  # (S,)
+        self.bars.update(weights)
+        cos = _clean(scores[CHANGING] / (Q_LENGTH * float(length)))
+        self.bars_ax.set_title(f"$k_2$ 的长度 = {float(length):.1f}：点积 {scores[CHANGING]:.2f}"
+                               f"（$k_1$ 是 {scores[0]:.2f}），余弦 {cos:.2f}（不变）")
+        self.fig.suptitle(f"与 $q$ 同向的 $k_1$ 分到 {weights[0]:.2f}，偏了 60° 的 $k_2$ 分到 {weights[CHANGING]:.2f}"
+                          "（手工设计的示意向量）")
+        return {"keys": keys, "scores": scores, "weights": weights}
+
+
+def key_length_attention() -> Explorable:
+    """第 3 章：只改一个键的长度（方向不变），看查询对四个键的注意力权重怎么变。
+
+    四个键是为讲解手工设计的二维向量：k1 与查询同向，k2 偏 60°，k3 偏 110°，k4 反向。
+    权重用缩放点积注意力计算（分数除以 √d_k = √2，见第 4 章）。
+
+    Returns
+    -------
+    Explorable
+    """
+    return Explorable(
+        make_view=lambda fig, axes, length: _KeyLengthView(fig, axes, length),
+        sliders=[Slider("length", KEY_LENGTH_GRID, label="k2 的长度", default=1.5, continuous=True, step=0.1)],
+        title="一个键变长，注意力怎么变",
+        alt=("k2 的长度为 {length}：左图是查询 q 和四个键的箭头，k2 与 q 夹角 60 度；"
+             "右图是 q 对四个键的注意力权重柱状图。"),
+        size=(9.6, 4.4),
+        ncols=2,
+    )
+
+
+def readout_scatter(target: np.ndarray, predictions: dict[str, np.ndarray], errors: dict[str, float], title: str):
+    """V = K 实验的散点图：横轴是正确答案，纵轴是"读者"的回答；落在对角线上 = 答对。
+
+    Parameters
+    ----------
+    target : ndarray of shape (N,)
+    predictions : dict of 名字 -> ndarray of shape (N,)
+        每种做法一个子图。
+    errors : dict of 名字 -> float
+        每种做法的读出误差（写在子图标题里）。
+    title : str
+        整张图的标题。
+
+    Returns
+    -------
+    BookFigure
+    """
+    fig, axes = new_figure(4.2 * len(predictions), 4.0, ncols=len(predictions))
+    lim = float(np.ceil(np.abs(target).max()))
+    for ax, (name, pred) in zip(axes, predictions.items()):
+        ax.scatter(target, pred, s=6, alpha=0.5, color=Q_COLOR)
+        ax.plot([-lim, lim], [-lim, lim], "--", color="0.4", lw=1, label="答对的线 (y = x)")
+        ax.set(xlim=(-lim, lim), ylim=(-lim, lim), aspect="equal", xlabel="正确答案：借到的书的页数（标准化）",
+               ylabel="读者的回答")
+        ax.set_title(f"{name}\n读出误差 = {errors[name]:.3f}")
+        ax.grid(alpha=0.3)
+        ax.legend(loc="upper left", fontsize=8)
+    fig.suptitle(title)
+    return fig

@@ -1,0 +1,217 @@
+"""第 1 章的可交互图：RNN 的"传话"会衰减或爆炸；RNN 要排队，注意力一步直达。"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from matplotlib.ticker import NullLocator
+
+from ..attention import scaled_dot_product_attention
+from ..explorable import Explorable, Slider
+from ..recurrence import input_jacobians, orthogonal_recurrent_weights
+
+__all__ = ["rnn_memory_decay", "queue_vs_direct"]
+
+GAIN_GRID = (0.5, 0.8, 0.9, 1.0, 1.5, 2.0)
+INPUT_GRID = (0.1, 0.5, 1.0)
+T_GRID = (4, 8, 16, 32, 48, 64)
+_RNN_COLOR, _LINEAR_COLOR, _ATTN_COLOR = "#b5367a", "#7f7f7f", "#31688e"
+
+
+def demo_rnn(T: int, d_in: int, d_h: int, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """本章的随机 RNN：返回 (正交矩阵 Q, W_xh, 标准正态输入 x)；W_hh = g·Q，真正的输入 = 输入强度·x。
+
+    取随机数的顺序与第 1 章正文一致，所以正文和图里是同一个 RNN。
+    """
+    rng = np.random.default_rng(seed)
+    q = orthogonal_recurrent_weights(d_h, 1.0, rng)  # (d_h, d_h)
+    w_xh = rng.standard_normal((d_in, d_h)) / np.sqrt(d_in)  # (d_in, d_h)
+    x = rng.standard_normal((T, d_in))  # (T, d_in)
+    return q, w_xh, x
+
+
+def _num(value: float) -> str:
+    """标题里的数：0.01 到 1000 之间写 3 位有效数字，太大太小写成 1.0e-08（= 1.0 × 10 的 −8 次方）。
+
+    不用 mathtext：拖动滑块时标题每次都是新字符串，解析 mathtext 每次要好几毫秒。
+    """
+    return f"{value:.3g}" if 0.01 <= abs(value) < 1000 else f"{value:.1e}"
+
+
+def _style(ax, xlabel, ylabel, xlim, ylim, yticks):
+    """对数纵轴、固定范围（各帧可比）；只标几个刻度、不画次刻度（拖动滑块时重绘更快）。"""
+    ax.set_yscale("log")
+    ax.set_xlim(*xlim)
+    ax.set_ylim(*ylim)
+    ax.set_yticks(yticks)
+    ax.yaxis.set_minor_locator(NullLocator())
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.grid(alpha=0.3, axis="y")
+
+
+class _MemoryView:
+    """左：第 1 个词对第 t 步笔记的影响 ‖∂h_t/∂x_1‖；右：笔记本身的大小 ‖h_t‖。各有 tanh / 去掉 tanh 两条线。"""
+
+    def __init__(self, fig, axes, gain, input_scale, T, d_in, d_h, seed):
+        self.q, self.w_xh, self.x = demo_rnn(T, d_in, d_h, seed)
+        self.t = np.arange(1, T + 1)
+        self.fig, self.axes = fig, axes
+        left, right = axes
+        self.infl = left.plot(self.t, self.t, "-", color=_RNN_COLOR, lw=2, label="真实 RNN（有 tanh）")[0]
+        self.infl_lin = left.plot(self.t, self.t, "--", color=_LINEAR_COLOR, lw=1.5,
+                                  label=r"去掉 tanh（线性）：正好 $\propto g^{t-1}$")[0]
+        left.axhline(1.0, color="black", lw=0.8)
+        _style(left, "第 t 步", r"影响力 $\|\partial h_t/\partial x_1\|$", (1, T), (1e-30, 1e20),
+               [10.0**k for k in range(-30, 21, 10)])
+        left.legend(loc="lower left", fontsize=8)
+        self.size = right.plot(self.t, self.t, "-", color=_RNN_COLOR, lw=2, label="真实 RNN（有 tanh）")[0]
+        self.size_lin = right.plot(self.t, self.t, "--", color=_LINEAR_COLOR, lw=1.5, label="去掉 tanh（线性）")[0]
+        right.axhline(np.sqrt(d_h), color=_RNN_COLOR, lw=0.8, ls=":")
+        right.text(T, np.sqrt(d_h) * 12, rf"tanh 的上限 $\sqrt{{d_h}}$ = {np.sqrt(d_h):.0f}（虚点线）", ha="right",
+                   fontsize=8, color=_RNN_COLOR)
+        _style(right, "第 t 步", r"笔记的大小 $\|h_t\|$", (1, T), (1e-2, 1e20), [10.0**k for k in range(0, 21, 5)])
+        for ax in axes:  # 少画几个刻度和文字：拖动滑块时重绘更快
+            ax.set_xticks([1, *range(20, T + 1, 20)])
+        self.update(gain, input_scale)
+
+    def update(self, gain, input_scale):
+        w_hh, x = float(gain) * self.q, float(input_scale) * self.x  # (d_h, d_h), (T, d_in)
+        states, jac = input_jacobians(x, self.w_xh, w_hh)
+        states_lin, jac_lin = input_jacobians(x, self.w_xh, w_hh, linear=True)
+        infl = np.linalg.norm(jac[:, 0], ord=2, axis=(-2, -1))  # (T,)
+        infl_lin = np.linalg.norm(jac_lin[:, 0], ord=2, axis=(-2, -1))  # (T,)
+        size, size_lin = np.linalg.norm(states, axis=-1), np.linalg.norm(states_lin, axis=-1)  # (T,)
+        for line, y in ((self.infl, infl), (self.infl_lin, infl_lin), (self.size, size), (self.size_lin, size_lin)):
+            line.set_data(self.t, y)
+        slope = float(np.mean(1.0 - states**2))
+        end = len(self.t)
+        self.axes[0].set_title(f"第 1 个词的影响（t = {end}）\n有 tanh：{_num(infl[-1])}；去掉 tanh：{_num(infl_lin[-1])}")
+        self.axes[1].set_title(f"笔记本身的大小（t = {end}）\n有 tanh：{size[-1]:.2f}；去掉 tanh：{_num(size_lin[-1])}")
+        self.fig.suptitle(
+            f"放大倍数 g = {float(gain):g}，输入强度 {float(input_scale):g}：tanh 的平均斜率 {slope:.2f}"
+            "（随机权重，种子固定）"
+        )
+        return {"influence": infl, "influence_linear": infl_lin, "size": size, "size_linear": size_lin,
+                "mean_slope": np.array(slope)}
+
+
+def rnn_memory_decay(T: int = 60, d_in: int = 4, d_h: int = 16, seed: int = 1) -> Explorable:
+    """第 1 章：拖动循环权重的放大倍数 g 和输入强度，看第 1 个词的影响怎样随步数衰减或爆炸。
+
+    W_hh = g · Q（Q 是随机正交矩阵），所以去掉 tanh 时影响力正好按 g^(t−1) 变化；
+    有 tanh 时还要乘上每一步的斜率 1 − h_t² ≤ 1。
+
+    Parameters
+    ----------
+    T : int
+        序列长度（横轴的步数）。
+    d_in, d_h : int
+        输入和隐状态的长度。
+    seed : int
+        随机权重与输入的种子。
+
+    Returns
+    -------
+    Explorable
+    """
+    return Explorable(
+        make_view=lambda fig, axes, gain, input_scale: _MemoryView(fig, axes, gain, input_scale, T, d_in, d_h, seed),
+        sliders=[
+            Slider("gain", GAIN_GRID, label="放大倍数 g", default=0.9, continuous=True, step=0.05),
+            Slider("input_scale", INPUT_GRID, label="输入强度", default=0.5, continuous=True, step=0.05),
+        ],
+        title="RNN 里第 1 个词的影响：衰减还是爆炸",
+        alt=(f"放大倍数 g = {{gain}}、输入强度 {{input_scale}} 时，左图是第 1 个词对第 t 步隐状态的影响力随 t 的变化"
+             f"（对数纵轴，t = 1 到 {T}），右图是隐状态的大小；实线有 tanh，虚线去掉 tanh。"),
+        size=(9.2, 4.0),
+        ncols=2,
+    )
+
+
+def _direct_weights(T: int, rng: np.random.Generator) -> np.ndarray:
+    """手工设计的一句话：第 T 个词在找第 1 个词（两者的第 0 维都是 4），中间的词只是随机的"陪衬"。
+
+    返回最后一个词的注意力权重 (T,)。
+    """
+    d_k = 8
+    k = np.hstack([np.zeros((T, 1)), rng.standard_normal((T, d_k - 1))])  # (T, d_k)
+    k[0] = 0.0
+    k[0, 0] = 4.0  # 第 1 个词的键：我就是你要找的
+    q = np.hstack([[4.0], 0.5 * rng.standard_normal(d_k - 1)])[None, :]  # (1, d_k)
+    _, weights = scaled_dot_product_attention(q, k, np.eye(T))  # (1, T)
+    return weights[0]  # (T,)
+
+
+class _QueueView:
+    """左：每个词在第几轮算完（RNN 是楼梯，注意力是一堵墙）；右：最后一个词从第 s 个词那里得到多少影响。"""
+
+    def __init__(self, fig, axes, T, T_max, gain, input_scale, seed):
+        self.T_max, self.seed = T_max, seed
+        q, w_xh, x = demo_rnn(T_max, 4, 16, seed)
+        _, jac = input_jacobians(input_scale * x, w_xh, gain * q)  # (T_max, T_max, d_h, d_in)
+        self.rnn_influence = np.linalg.norm(jac, ord=2, axis=(-2, -1))  # (T_max, T_max)
+        self.fig, self.axes, self.gain = fig, axes, gain
+        left, right = axes
+        self.rnn_dots = left.plot([], [], "s", color=_RNN_COLOR, ms=3.5, label="RNN：第 t 个词在第 t 轮算完")[0]
+        self.attn_dots = left.plot([], [], "o", color=_ATTN_COLOR, ms=3.5, label="注意力：所有词在第 1 轮算完")[0]
+        left.set_xlim(0, T_max + 1)
+        left.set_ylim(T_max + 1, 0)  # 第 1 个词在最上面
+        left.set_xlabel("第几轮（必须一轮接一轮）")
+        left.set_ylabel("词的位置")
+        left.legend(loc="upper right", fontsize=8)
+        left.grid(alpha=0.3)
+        self.rnn_line = right.plot([], [], "s-", color=_RNN_COLOR, ms=3, lw=1.2,
+                                   label=r"RNN：$\|\partial h_T/\partial x_s\|$")[0]
+        self.attn_line = right.plot([], [], "o-", color=_ATTN_COLOR, ms=3, lw=1.2,
+                                    label=r"注意力：权重 $\alpha_{T,s}$（手工设计）")[0]
+        _style(right, "第 s 个词", "对最后一个词的影响", (0, T_max + 1), (1e-12, 5.0), [10.0**k for k in range(-12, 1, 3)])
+        ticks = range(0, T_max + 1, 16 if T_max >= 32 else 4)  # 少画几个刻度：拖动滑块时重绘更快
+        for ax in axes:
+            ax.set_xticks(ticks)
+        left.set_yticks(ticks)
+        right.legend(loc="lower right", fontsize=8)
+        self.update(T)
+
+    def update(self, T):
+        T = int(T)
+        positions = np.arange(1, T + 1)  # (T,)
+        rnn = self.rnn_influence[T - 1, :T]  # (T,)：因果性——前 T 个词的影响与后面的词无关
+        attn = _direct_weights(T, np.random.default_rng(self.seed))  # (T,)
+        self.rnn_dots.set_data(positions, positions)
+        self.attn_dots.set_data(np.ones(T), positions)
+        self.rnn_line.set_data(positions, rnn)
+        self.attn_line.set_data(positions, attn)
+        self.axes[0].set_title(f"T = {T} 个词：RNN 要 {T} 轮，注意力 1 轮")
+        self.axes[1].set_title(f"第 1 个词对第 {T} 个词的影响\nRNN {_num(rnn[0])}，注意力 {attn[0]:.2f}")
+        self.fig.suptitle(f"一句话有 T = {T} 个词：排队传话 vs 一步直达"
+                          f"（RNN：g = {self.gain:g} 的随机权重；注意力：手工设计的示意）")
+        return {"rnn_rounds": positions, "attention_rounds": np.ones(T), "rnn": rnn, "attention": attn}
+
+
+def queue_vs_direct(T_max: int = 64, gain: float = 0.9, input_scale: float = 0.5, seed: int = 1) -> Explorable:
+    """第 1 章：拖动句子长度 T，比较 RNN 与注意力"算完要几轮"和"第 1 个词还剩多少影响"。
+
+    Parameters
+    ----------
+    T_max : int
+        横轴的最大长度；滑块的网格不超过它。
+    gain, input_scale : float
+        RNN 循环权重的放大倍数与输入强度（与 ``rnn_memory_decay`` 的含义相同）。
+    seed : int
+        随机权重与输入的种子。
+
+    Returns
+    -------
+    Explorable
+    """
+    grid = tuple(T for T in T_GRID if T <= T_max)
+    return Explorable(
+        make_view=lambda fig, axes, T: _QueueView(fig, axes, T, T_max, gain, input_scale, seed),
+        sliders=[Slider("T", grid, label="句子长度 T", default=16 if 16 in grid else grid[-1], continuous=True)],
+        title="排队传话 vs 一步直达",
+        alt=("句子长度 T = {T}：左图中 RNN 的 T 个词沿对角线一轮一个地算完，注意力的所有词都在第 1 轮算完；"
+             "右图是最后一个词受第 s 个词影响的大小，RNN 离得越远越小，注意力集中在第 1 个词上。"),
+        size=(9.2, 4.0),
+        ncols=2,
+    )
