@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 import sys
@@ -37,6 +38,22 @@ def test_no_third_party_urls_in_html(site):
     bad = {str(p.relative_to(site)): m.group(3) for p in site.rglob("*.html")
            for m in pattern.finditer(p.read_text(encoding="utf-8"))}
     assert not bad, f"页面引用了外部资源：{bad}"
+
+
+def test_explorable_frames_are_served_as_site_files(site):
+    """网站上的帧是 _static/tlx/ 下的文件：页面里不再有 base64 帧，每个网址都指向存在的 PNG。"""
+    count = 0
+    for path in pages(site):
+        text = path.read_text(encoding="utf-8")
+        for blob in re.findall(r'<script type="application/json" class="tlx-data">(.*?)</script>', text, re.S):
+            data = json.loads(blob)
+            assert "frames" not in data and len(data["urls"]) == len(data["alts"])
+            for url in data["urls"]:
+                frame = (path.parent / url).resolve()
+                assert frame.is_file() and frame.read_bytes().startswith(b"\x89PNG"), url
+            count += 1
+        assert "data:image/png;base64" not in text.split('class="tlx"', 1)[-1].split("</div>", 1)[0]
+    assert count > 0
 
 
 # ---------------------------------------------------------------- 浏览器测试

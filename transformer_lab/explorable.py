@@ -197,11 +197,19 @@ _SCRIPT = """(function () {
         outputs[i].textContent = v;
         inp.setAttribute("aria-valuetext", s.label + " = " + v);
       });
-      img.src = "data:image/png;base64," + data.frames[idx];
+      img.src = data.urls ? data.urls[idx] : "data:image/png;base64," + data.frames[idx];
       img.alt = data.alts[idx];
       root.setAttribute("data-frame", idx);
     }
     inputs.forEach(function (inp) { inp.addEventListener("input", show); });
+    if (data.urls) {  // 网站上帧是单独的文件：图快进入视野时再预取，页面首次加载只下载第一帧
+      var prefetch = function () { data.urls.forEach(function (u) { new Image().src = u; }); };
+      if (!("IntersectionObserver" in window)) { prefetch(); return; }
+      var seen = new IntersectionObserver(function (entries) {
+        if (entries.some(function (e) { return e.isIntersecting; })) { seen.disconnect(); prefetch(); }
+      }, {rootMargin: "600px"});
+      seen.observe(root);
+    }
   });
 })();"""
 
