@@ -21,7 +21,7 @@ import transformer_lab as tl
 ROOT = Path(__file__).resolve().parents[1]
 PKG = ROOT / "transformer_lab"
 MATH = {"attention", "multihead", "positional", "rnn", "similarity", "scaling", "_validation",
-        "recurrence", "toy_sentences", "projections"}  # 各章的数学模块也只许导入 NumPy
+        "recurrence", "costs", "toy_sentences", "projections"}  # 各章的数学模块也只许导入 NumPy
 
 PROBE = """
 import json, sys

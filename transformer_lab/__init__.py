@@ -13,7 +13,7 @@ from .multihead import merge_heads, multi_head_attention, split_heads
 from .positional import sinusoidal_positional_encoding
 from .rnn import rnn_forward
 from .similarity import cosine_similarity, dot
-from . import projections, recurrence, scaling, similarity, toy_sentences
+from . import costs, projections, recurrence, scaling, similarity, toy_sentences
 
 __all__ = [
     "softmax",
@@ -29,6 +29,7 @@ __all__ = [
     "scaling",
     "similarity",
     "recurrence",
+    "costs",
     "toy_sentences",
     "projections",
     "plotting",

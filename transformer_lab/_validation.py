@@ -91,6 +91,15 @@ def positive_real(x: object, name: str) -> float:
     return float(x)
 
 
+def generator(rng: object, name: str = "rng") -> np.random.Generator:
+    """检查随机数来源是 ``np.random.Generator``（本书从不用全局随机种子）。"""
+    if not isinstance(rng, np.random.Generator):
+        raise TypeError(
+            f"{name} 必须是 np.random.Generator，收到的是 {type(rng).__name__}。提示：{name} = np.random.default_rng(0)。"
+        )
+    return rng
+
+
 def broadcast_batch(shapes: dict[str, tuple[int, ...]]) -> tuple[int, ...]:
     """检查各参数的批维度 (batch dims) 能否广播，返回广播后的批形状。"""
     try:

@@ -89,14 +89,6 @@ def qkv_projections(
     return x @ w_q, x @ w_k, x @ w_v  # (..., T, d_k), (..., T, d_k), (..., T, d_v)
 
 
-def _check_rng(rng: object) -> np.random.Generator:
-    if not isinstance(rng, np.random.Generator):
-        raise TypeError(
-            f"rng 必须是 np.random.Generator，收到的是 {type(rng).__name__}。提示：rng = np.random.default_rng(0)。"
-        )
-    return rng
-
-
 def init_qkv_weights(
     d_model: int, d_k: int, rng: np.random.Generator, d_v: int | None = None
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -137,7 +129,7 @@ def init_qkv_weights(
     d_model = val.positive_int(d_model, "d_model")
     d_k = val.positive_int(d_k, "d_k")
     d_v = d_k if d_v is None else val.positive_int(d_v, "d_v")
-    rng = _check_rng(rng)
+    rng = val.generator(rng)
     std = 1.0 / np.sqrt(d_model)
     w_q = rng.normal(0.0, std, size=(d_model, d_k))  # (D, d_k)
     w_k = rng.normal(0.0, std, size=(d_model, d_k))  # (D, d_k)
@@ -346,7 +338,7 @@ def library_experiment(num_shelves: int, num_books: int, rng: np.random.Generato
         raise ValueError(f"num_shelves 至少为 2 才能拟合读出，收到的是 {num_shelves}。")
     num_books = val.positive_int(num_books, "num_books")
     sharpness = val.positive_real(sharpness, "sharpness")
-    rng = _check_rng(rng)
+    rng = val.generator(rng)
     books = rng.standard_normal((num_shelves, num_books, 4))  # (N, S, D=4)
     direction = rng.standard_normal((num_shelves, 1, 2))  # (N, 1, d_k)
     q = sharpness * direction / np.linalg.norm(direction, axis=-1, keepdims=True)  # (N, 1, d_k)

@@ -14,14 +14,6 @@ from .attention import _softmax
 __all__ = ["dot_product_variance", "softmax_jacobian", "saturation_demo"]
 
 
-def _check_rng(rng: object) -> np.random.Generator:
-    if not isinstance(rng, np.random.Generator):
-        raise TypeError(
-            f"rng 必须是 np.random.Generator，收到的是 {type(rng).__name__}。提示：rng = np.random.default_rng(0)。"
-        )
-    return rng
-
-
 def dot_product_variance(d_k: int, num_samples: int, rng: np.random.Generator) -> tuple[float, float]:
     """抽样估计 q·k 与 q·k/√d_k 的方差；q、k 的每个分量独立服从标准正态分布。
 
@@ -58,7 +50,7 @@ def dot_product_variance(d_k: int, num_samples: int, rng: np.random.Generator) -
     num_samples = val.positive_int(num_samples, "num_samples")
     if num_samples < 2:
         raise ValueError(f"num_samples 至少为 2 才能估计方差，收到的是 {num_samples}。")
-    rng = _check_rng(rng)
+    rng = val.generator(rng)
     q = rng.standard_normal((num_samples, d_k))  # (N, d_k)
     k = rng.standard_normal((num_samples, d_k))  # (N, d_k)
     scores = np.sum(q * k, axis=-1)  # (N,)
@@ -139,7 +131,7 @@ def saturation_demo(d_k: int, num_keys: int, rng: np.random.Generator) -> dict[s
     """
     d_k = val.positive_int(d_k, "d_k")
     num_keys = val.positive_int(num_keys, "num_keys")
-    rng = _check_rng(rng)
+    rng = val.generator(rng)
     q = rng.standard_normal(d_k)  # (d_k,)
     k = rng.standard_normal((num_keys, d_k))  # (S, d_k)
     scores = k @ q  # (S,)
