@@ -74,9 +74,10 @@ def refresh() -> None:
     for path in paths:
         print(f"==> 运行 {path.relative_to(ROOT)}", flush=True)
         nb = nbformat.read(path, as_version=4)
-        NotebookClient(nb, timeout=600, kernel_name="python3", store_widget_state=False,
+        NotebookClient(nb, timeout=600, kernel_name="python3", store_widget_state=False, record_timing=False,
                        resources={"metadata": {"path": str(path.parent)}}).execute()
         for cell in nb.cells:
+            cell.metadata.pop("execution", None)  # 不存运行时刻：同样的输入，存档就逐字节相同
             for output in cell.get("outputs", []):
                 output.get("data", {}).pop("application/vnd.jupyter.widget-view+json", None)
         nb.metadata.pop("widgets", None)
