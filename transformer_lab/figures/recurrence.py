@@ -74,6 +74,7 @@ class _MemoryView:
         for ax in axes:  # 少画几个刻度和文字：拖动滑块时重绘更快
             ax.set_xticks([1, *range(20, T + 1, 20)])
         self.update(gain, input_scale)
+        self.artists = [self.infl, self.infl_lin, self.size, self.size_lin, left.title, right.title, self.suptitle]
 
     def update(self, gain, input_scale):
         w_hh, x = float(gain) * self.q, float(input_scale) * self.x  # (d_h, d_h), (T, d_in)
@@ -88,7 +89,7 @@ class _MemoryView:
         end = len(self.t)
         self.axes[0].set_title(f"第 1 个词的影响（t = {end}）\n有 tanh：{_num(infl[-1])}；去掉 tanh：{_num(infl_lin[-1])}")
         self.axes[1].set_title(f"笔记本身的大小（t = {end}）\n有 tanh：{size[-1]:.2f}；去掉 tanh：{_num(size_lin[-1])}")
-        self.fig.suptitle(
+        self.suptitle = self.fig.suptitle(
             f"放大倍数 g = {float(gain):g}，输入强度 {float(input_scale):g}：tanh 的平均斜率 {slope:.2f}"
             "（随机权重，种子固定）"
         )
@@ -172,6 +173,8 @@ class _QueueView:
         left.set_yticks(ticks)
         right.legend(loc="lower right", fontsize=8)
         self.update(T)
+        self.artists = [self.rnn_dots, self.attn_dots, self.rnn_line, self.attn_line, left.title, right.title,
+                        self.suptitle]
 
     def update(self, T):
         T = int(T)
@@ -184,7 +187,7 @@ class _QueueView:
         self.attn_line.set_data(positions, attn)
         self.axes[0].set_title(f"T = {T} 个词：RNN 要 {T} 轮，注意力 1 轮")
         self.axes[1].set_title(f"第 1 个词对第 {T} 个词的影响\nRNN {_num(rnn[0])}，注意力 {attn[0]:.2f}")
-        self.fig.suptitle(f"一句话有 T = {T} 个词：排队传话 vs 一步直达"
+        self.suptitle = self.fig.suptitle(f"一句话有 T = {T} 个词：排队传话 vs 一步直达"
                           f"（RNN：g = {self.gain:g} 的随机权重；注意力：手工设计的示意）")
         return {"rnn_rounds": positions, "attention_rounds": np.ones(T), "rnn": rnn, "attention": attn}
 
