@@ -82,13 +82,37 @@ def _int_at_least(n: object, name: str, low: int, what: str) -> int:
     return int(n)
 
 
+def _real_number(x: object, name: str, what: str) -> float:
+    """类型检查：Python 或 NumPy 的整数、浮点数（不接受 bool）。"""
+    if isinstance(x, (bool, np.bool_)) or not isinstance(x, numbers.Real):
+        raise TypeError(f"{name} 必须是{what}，收到的是 {_describe(x)}。")
+    return float(x)
+
+
+def finite_real(x: object, name: str) -> float:
+    """检查 ``x`` 是有限实数。"""
+    x = _real_number(x, name, "实数")
+    if not np.isfinite(x):
+        raise ValueError(f"{name} 必须是有限实数，收到的是 {x}。")
+    return x
+
+
 def positive_real(x: object, name: str) -> float:
     """检查 ``x`` 是有限的正实数。"""
-    if isinstance(x, (bool, np.bool_)) or not isinstance(x, numbers.Real):
-        raise TypeError(f"{name} 必须是正实数，收到的是 {_describe(x)}。")
+    x = _real_number(x, name, "正实数")
     if not np.isfinite(x) or x <= 0:
         raise ValueError(f"{name} 必须是有限的正实数 (> 0)，收到的是 {x}。")
-    return float(x)
+    return x
+
+
+def one_of(value: object, name: str, valid: tuple[str, ...]) -> str:
+    """检查 ``value`` 是 ``valid`` 里的一个字符串；报错时列出全部合法取值。"""
+    shown = "、".join(repr(v) for v in valid)
+    if not isinstance(value, str):
+        raise TypeError(f"{name} 必须是字符串，收到的是 {_describe(value)}。可选：{shown}。")
+    if value not in valid:
+        raise ValueError(f"{name}={value!r} 不存在。可选：{shown}。")
+    return value
 
 
 def generator(rng: object, name: str = "rng") -> np.random.Generator:

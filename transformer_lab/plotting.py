@@ -90,8 +90,9 @@ def new_figure(width: float = 7.0, height: float = 3.6, ncols: int = 1, dpi: int
     return fig, list(np.atleast_1d(fig.subplots(1, ncols)))
 
 
-def _text_color(value: float, vmax: float) -> str:
-    return "black" if value > 0.6 * vmax else "white"  # viridis：亮处用黑字，暗处用白字
+def text_color(value: float, vmax: float) -> str:
+    """格子里数字的颜色：viridis 亮处用黑字，暗处用白字。"""
+    return "black" if value > 0.6 * vmax else "white"
 
 
 @dataclass
@@ -113,7 +114,7 @@ class Heatmap:
         vmax = self.image.norm.vmax
         for text, value in zip(self.texts, weights.ravel()):
             text.set_text(f"{value:.2f}")
-            text.set_color(_text_color(value, vmax))
+            text.set_color(text_color(value, vmax))
 
 
 def attention_heatmap(
@@ -162,7 +163,7 @@ def attention_heatmap(
     if annotate:
         for (i, j), value in np.ndenumerate(weights):
             texts.append(ax.text(j, i, f"{value:.2f}", ha="center", va="center", fontsize=8,
-                                 color=_text_color(value, vmax)))
+                                 color=text_color(value, vmax)))
     ax.figure.colorbar(image, ax=ax, shrink=0.8)
     return Heatmap(image, texts)
 

@@ -137,15 +137,6 @@ def init_qkv_weights(
     return w_q, w_k, w_v
 
 
-def _real(x: object, name: str) -> float:
-    """有限实数（不接受 bool）。"""
-    if isinstance(x, (bool, np.bool_)) or not isinstance(x, numbers.Real):
-        raise TypeError(f"{name} 必须是实数，收到的是 {val._describe(x)}。")
-    if not np.isfinite(x):
-        raise ValueError(f"{name} 必须是有限实数，收到的是 {x}。")
-    return float(x)
-
-
 def vector_2d(length: float, angle_deg: float) -> np.ndarray:
     """平面上长度为 ``length``、与 x 轴正方向夹角为 ``angle_deg`` 度的向量。
 
@@ -172,10 +163,10 @@ def vector_2d(length: float, angle_deg: float) -> np.ndarray:
     >>> vector_2d(2.0, 90).round(6)
     array([0., 2.])
     """
-    length = _real(length, "length")
+    length = val.finite_real(length, "length")
     if length < 0:
         raise ValueError(f"length 不能是负数（长度 >= 0），收到的是 {length}。")
-    theta = np.deg2rad(_real(angle_deg, "angle_deg"))
+    theta = np.deg2rad(val.finite_real(angle_deg, "angle_deg"))
     return length * np.array([np.cos(theta), np.sin(theta)])  # (2,)
 
 

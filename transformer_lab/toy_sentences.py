@@ -78,16 +78,6 @@ class ToySentence(NamedTuple):
     referent: str
 
 
-def _check_name(value: object, name: str, valid: tuple[str, ...]) -> str:
-    """检查 ``value`` 是 ``valid`` 里的一个字符串；报错时列出全部合法取值。"""
-    shown = "、".join(repr(v) for v in valid)
-    if not isinstance(value, str):
-        raise TypeError(f"{name} 必须是字符串，收到的是 {val._describe(value)}。可选：{shown}。")
-    if value not in valid:
-        raise ValueError(f"{name}={value!r} 不存在。可选：{shown}。")
-    return value
-
-
 def sentence_names() -> tuple[str, ...]:
     """所有玩具句子的名字。
 
@@ -112,7 +102,7 @@ def variant_names(name: str) -> tuple[str, ...]:
     >>> variant_names("animal")
     ('tired', 'hungry', 'wide', 'crowded')
     """
-    name = _check_name(name, "name", sentence_names())
+    name = val.one_of(name, "name", sentence_names())
     return tuple(_SENTENCES[name][1])
 
 
@@ -146,7 +136,7 @@ def embed(tokens: list[str] | tuple[str, ...]) -> np.ndarray:
     if len(tokens) == 0:
         raise ValueError("tokens 不能为空：至少要有一个词。")
     for t in tokens:
-        _check_name(t, "tokens 里的词", tuple(_LEXICON))
+        val.one_of(t, "tokens 里的词", tuple(_LEXICON))
     x = np.zeros((len(tokens), len(FEATURES)))  # (T, D)
     for row, t in enumerate(tokens):
         x[row, [FEATURES.index(f) for f in _LEXICON[t]]] = 1.0
@@ -180,7 +170,7 @@ def toy_sentence(name: str = "animal", variant: str | None = None) -> ToySentenc
     ('it', 'wide', 'street', (12, 12))
     """
     variants = variant_names(name)
-    variant = variants[0] if variant is None else _check_name(variant, "variant", variants)
+    variant = variants[0] if variant is None else val.one_of(variant, "variant", variants)
     template, table = _SENTENCES[name]
     pronoun, predicate, referent = table[variant]
     tokens = tuple(pronoun if t == "{P}" else predicate if t == "{A}" else t for t in template)

@@ -10,7 +10,7 @@ from matplotlib.axes import Axes
 from matplotlib.patches import Rectangle
 
 from ..explorable import Explorable, Slider
-from ..plotting import attention_heatmap, new_figure, weight_bars
+from ..plotting import attention_heatmap, new_figure, text_color, weight_bars
 from ..toy_sentences import FEATURES, discuss, toy_sentence, variant_names
 
 __all__ = ["attention_explorer", "pronoun_shift"]
@@ -201,7 +201,7 @@ def feature_heatmap(x: np.ndarray, row_labels: list[str] | tuple[str, ...], ax: 
     for (i, j), value in np.ndenumerate(x):
         if value != 0:
             ax.text(j, i, f"{value:.2f}".rstrip("0").rstrip("."), ha="center", va="center", fontsize=8,
-                    color="black" if value > 0.6 * vmax else "white")
+                    color=text_color(value, vmax))
     for edge in _GROUPS:
         ax.axvline(edge - 0.5, color="white", linewidth=2)
     ax.set_title(title)
