@@ -1,48 +1,79 @@
 """Transformer 实验室 (transformer_lab)：本书所有章节共用的 NumPy 小工具包。
 
-数学部分（本模块顶层导出的函数）只依赖 NumPy；画图 ``tl.plotting`` 与交互图 ``tl.explore``
-按需加载（第一次访问时才导入 matplotlib / ipywidgets）。
+包里分四层，文件夹就是层（只许上层导入下层）::
+
+    figures/   每章的可交互图（一章一个模块）           → lessons、core、plot、widgets
+    lessons/   为讲解设计的数据和小实验（只依赖 NumPy） → core
+    core/      论文本身：注意力、多头、位置编码……      （只依赖 NumPy）
+    widgets/   可交互图的引擎（活滑块 / 静态帧）        → plot
+    plot/      matplotlib 画图小函数                    （不导入任何数学模块）
+
+顶层直接导出 ``core`` 里常用的函数，以及 ``lessons`` 各模块的短名字（``tl.toy_sentences``……），
+让 notebook 里的代码保持简短。画图 ``tl.plotting`` 与交互图 ``tl.explore`` 按需加载
+（第一次访问时才导入 matplotlib / ipywidgets）。
 """
 
 from __future__ import annotations
 
 import importlib
 
-from .attention import causal_mask, scaled_dot_product_attention, softmax
-from .multihead import merge_heads, multi_head_attention, split_heads
-from .positional import sinusoidal_positional_encoding
-from .rnn import rnn_forward
-from .similarity import cosine_similarity, dot
-from . import costs, projections, recurrence, scaling, similarity, toy_sentences
+from .core.attention import causal_mask, scaled_dot_product_attention, softmax
+from .core.multihead import merge_heads, multi_head_attention, split_heads
+from .core.positional import sinusoidal_positional_encoding
+from .core.qkv import init_qkv_weights, qkv_projections
+from .core.rnn import chapter_rnn, input_jacobians, orthogonal_recurrent_weights, rnn_forward
+from .core.similarity import cosine_similarity, dot
+from .core import similarity
+from .lessons import (costs, dependency_graph, geometry, library, saturation, show, timing, toy_lexicon,
+                      toy_sentences)
 
 __all__ = [
+    # core：论文本身
     "softmax",
     "causal_mask",
     "scaled_dot_product_attention",
     "split_heads",
     "merge_heads",
     "multi_head_attention",
+    "qkv_projections",
+    "init_qkv_weights",
     "sinusoidal_positional_encoding",
     "rnn_forward",
+    "orthogonal_recurrent_weights",
+    "input_jacobians",
+    "chapter_rnn",
     "dot",
     "cosine_similarity",
-    "scaling",
     "similarity",
-    "recurrence",
+    # lessons：各章的道具
+    "dependency_graph",
     "costs",
+    "timing",
+    "toy_lexicon",
     "toy_sentences",
-    "projections",
+    "geometry",
+    "library",
+    "saturation",
+    "show",
+    # 按需加载
     "plotting",
     "explore",
 ]
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
-_LAZY = {"plotting", "explore"}
+_LAZY = {"plotting": ".plot", "explore": ".explore"}
+_RENAMED = {  # 第 1–4 章早期用过的模块名 → 现在的位置
+    "projections": "tl.qkv_projections / tl.init_qkv_weights、tl.geometry、tl.library",
+    "recurrence": "tl.dependency_graph，以及 tl.orthogonal_recurrent_weights / tl.input_jacobians",
+    "scaling": "tl.saturation",
+}
 
 
 def __getattr__(name: str):
     """按需导入 plotting / explore，让只用数学函数的代码不必加载 matplotlib。"""
     if name in _LAZY:
-        return importlib.import_module(f".{name}", __name__)
+        return importlib.import_module(_LAZY[name], __name__)
+    if name in _RENAMED:
+        raise AttributeError(f"tl.{name} 已经拆分改名，请改用 {_RENAMED[name]}。")
     raise AttributeError(f"模块 transformer_lab 没有属性 {name!r}")

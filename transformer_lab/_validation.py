@@ -14,7 +14,7 @@ import numpy as np
 __all__: list[str] = []
 
 
-def _describe(x: object) -> str:
+def describe(x: object) -> str:
     """给报错信息用的简短描述：类型，以及数组的形状和 dtype。"""
     if isinstance(x, np.ndarray):
         return f"np.ndarray(shape={x.shape}, dtype={x.dtype})"
@@ -31,7 +31,7 @@ def as_real_array(x: object, name: str, *, min_ndim: int = 0) -> np.ndarray:
     """
     if not isinstance(x, np.ndarray):
         raise TypeError(
-            f"{name} 必须是 NumPy 数组 (np.ndarray)，收到的是 {_describe(x)}。"
+            f"{name} 必须是 NumPy 数组 (np.ndarray)，收到的是 {describe(x)}。"
             f"提示：先用 np.asarray({name}, dtype=float) 转换。"
         )
     kind = x.dtype.kind
@@ -76,7 +76,7 @@ def nonnegative_int(n: object, name: str) -> int:
 
 def _int_at_least(n: object, name: str, low: int, what: str) -> int:
     if isinstance(n, (bool, np.bool_)) or not isinstance(n, numbers.Integral):
-        raise TypeError(f"{name} 必须是{what}，收到的是 {_describe(n)}。")
+        raise TypeError(f"{name} 必须是{what}，收到的是 {describe(n)}。")
     if n < low:
         raise ValueError(f"{name} 必须是{what}（>= {low}），收到的是 {n}。")
     return int(n)
@@ -85,7 +85,7 @@ def _int_at_least(n: object, name: str, low: int, what: str) -> int:
 def _real_number(x: object, name: str, what: str) -> float:
     """类型检查：Python 或 NumPy 的整数、浮点数（不接受 bool）。"""
     if isinstance(x, (bool, np.bool_)) or not isinstance(x, numbers.Real):
-        raise TypeError(f"{name} 必须是{what}，收到的是 {_describe(x)}。")
+        raise TypeError(f"{name} 必须是{what}，收到的是 {describe(x)}。")
     return float(x)
 
 
@@ -109,7 +109,7 @@ def one_of(value: object, name: str, valid: tuple[str, ...]) -> str:
     """检查 ``value`` 是 ``valid`` 里的一个字符串；报错时列出全部合法取值。"""
     shown = "、".join(repr(v) for v in valid)
     if not isinstance(value, str):
-        raise TypeError(f"{name} 必须是字符串，收到的是 {_describe(value)}。可选：{shown}。")
+        raise TypeError(f"{name} 必须是字符串，收到的是 {describe(value)}。可选：{shown}。")
     if value not in valid:
         raise ValueError(f"{name}={value!r} 不存在。可选：{shown}。")
     return value
@@ -136,7 +136,7 @@ def broadcast_batch(shapes: dict[str, tuple[int, ...]]) -> tuple[int, ...]:
 def as_mask(mask: object, name: str, target: tuple[int, ...]) -> np.ndarray:
     """检查掩码 (mask)：bool 数组，能广播到 ``target``，且每一行至少允许看一个位置。"""
     if not isinstance(mask, np.ndarray):
-        raise TypeError(f"{name} 必须是 bool 类型的 NumPy 数组，收到的是 {_describe(mask)}。")
+        raise TypeError(f"{name} 必须是 bool 类型的 NumPy 数组，收到的是 {describe(mask)}。")
     if mask.dtype != np.bool_:
         raise TypeError(
             f"{name} 的 dtype 必须是 bool（True = 允许关注），收到的是 dtype={mask.dtype}。"
@@ -156,3 +156,44 @@ def as_mask(mask: object, name: str, target: tuple[int, ...]) -> np.ndarray:
             f"softmax 会得到 0/0 = NaN。每一行至少要有一个 True。"
         )
     return full
+
+
+def as_scores(x: object, name: str, axis: object) -> np.ndarray:
+    """softmax 的输入：实数 NumPy 数组，允许 -inf（被掩掉的位置），但沿 ``axis`` 每行至少一个有限值。"""
+    if not isinstance(x, np.ndarray):
+        raise TypeError(f"{name} 必须是 NumPy 数组 (np.ndarray)，收到的是 {describe(x)}。"
+                        f"提示：先用 np.asarray({name}, dtype=float) 转换。")
+    as_real_array(np.where(np.isneginf(x), 0, x) if x.dtype.kind == "f" else x, name)  # -inf 之外必须是有限实数
+    if isinstance(axis, (bool, np.bool_)) or not isinstance(axis, (int, np.integer)):
+        raise TypeError(f"axis 必须是整数，收到的是 {describe(axis)}。")
+    if not -x.ndim <= axis < x.ndim:
+        raise ValueError(f"axis={axis} 越界：{name} 只有 {x.ndim} 维，axis 应在 [{-x.ndim}, {x.ndim - 1}] 之内。")
+    x = x.astype(float_dtype(x.dtype), copy=False)
+    if np.any(np.all(np.isneginf(x), axis=axis)):
+        raise ValueError(f"{name} 沿 axis={axis} 有一整行都是 -inf：softmax 会得到 0/0 = NaN。每行至少要有一个有限值。")
+    return x
+
+
+def index(i: object, name: str, size: int, what: str) -> int:
+    """0 <= i < size 的整数下标；``what`` 说明 size 数的是什么（例如 "k 只有 S=3 个键"）。"""
+    if isinstance(i, (bool, np.bool_)) or not isinstance(i, numbers.Integral):
+        raise TypeError(f"{name} 必须是整数，收到的是 {describe(i)}。")
+    if not 0 <= i < size:
+        raise ValueError(f"{name}={i} 越界：{what}，{name} 应在 [0, {size - 1}] 之内。")
+    return int(i)
+
+
+def nonempty_sequence(x: object, name: str, example: str) -> list:
+    """非空的列表或元组（例如一串序列长度），返回列表；``example`` 是给读者看的正确写法。"""
+    if not isinstance(x, (tuple, list)) or len(x) == 0:
+        raise ValueError(f"{name} 必须是非空的元组或列表，例如 {example}，收到的是 {x!r}。")
+    return list(x)
+
+
+def string_list(x: object, name: str) -> tuple[str, ...]:
+    """非空的字符串列表或元组（例如一串词），返回元组。"""
+    if not isinstance(x, (list, tuple)) or not all(isinstance(t, str) for t in x):
+        raise TypeError(f"{name} 必须是字符串的列表或元组，收到的是 {describe(x)}。")
+    if len(x) == 0:
+        raise ValueError(f"{name} 不能为空：至少要有一个词。")
+    return tuple(x)

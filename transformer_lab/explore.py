@@ -1,25 +1,36 @@
-"""本书的可交互图目录：每张图在章节里只需一行 ``tl.explore.xxx()``。
+"""本书的图：每张可交互图在章节里只需一行 ``tl.explore.xxx()``。
 
-图的实现按章节放在 ``transformer_lab/figures/`` 里，每个模块在 ``__all__`` 里列出它的一行式函数
-（调用后返回 ``Explorable``）；这里把它们统一导出，并提供 ``catalog()`` 供测试与基准脚本遍历。
+图的实现按章节放在 ``transformer_lab/figures/chNN_<notebook>.py`` 里。这里把它们一个个明确地导入：
+``CATALOG`` 是全部可交互图（返回 ``Explorable`` 的一行式函数，按章节顺序），``FIGURES`` 是章节里的
+静态图。新写一张可交互图，要在这里加一行导入并放进 ``CATALOG``——忘了的话，
+``tests/test_explorables.py`` 会指出是哪一张。
 """
 
 from __future__ import annotations
 
 from typing import Callable
 
-from .explorable import Explorable
-from .figures import attention_maps, qkv, recurrence, scaling
+from .figures.ch01_rnn_vs_transformer import queue_vs_direct, rnn_memory_decay
+from .figures.ch02_self_attention import attention_explorer, feature_heatmap, pronoun_shift
+from .figures.ch03_qkv import dot_vs_cosine, key_length_attention, readout_scatter
+from .figures.ch04_four_steps import scaling_saturation
+from .widgets.explorable import Explorable
 
-_MODULES = (recurrence, attention_maps, qkv, scaling)
+CATALOG: tuple[Callable[..., Explorable], ...] = (
+    rnn_memory_decay,
+    queue_vs_direct,
+    attention_explorer,
+    pronoun_shift,
+    dot_vs_cosine,
+    key_length_attention,
+    scaling_saturation,
+)
 
-__all__ = ["catalog"]
-for _module in _MODULES:
-    for _name in _module.__all__:
-        globals()[_name] = getattr(_module, _name)
-        __all__.append(_name)
+FIGURES = (feature_heatmap, readout_scatter)
+
+__all__ = ["CATALOG", "FIGURES", "catalog", *(f.__name__ for f in CATALOG + FIGURES)]
 
 
-def catalog() -> dict[str, Callable[[], Explorable]]:
+def catalog() -> dict[str, Callable[..., Explorable]]:
     """全部可交互图：名字 → 用默认参数构造它的函数（按章节顺序）。"""
-    return {name: globals()[name] for name in __all__ if name != "catalog"}
+    return {f.__name__: f for f in CATALOG}

@@ -1,4 +1,7 @@
-"""有内核时的活滑块：ipywidgets 滑块 + 一张 PNG 图片控件，拖动时只更新数据、重绘同一张图。"""
+"""有内核时的活滑块：ipywidgets 滑块 + 一张 PNG 图片控件，拖动时只更新数据、重绘同一张图。
+
+``static.py`` 的对称兄弟：同一个 Explorable（按鸭子类型使用），同一个 view 画出的图。
+"""
 
 from __future__ import annotations
 
@@ -19,14 +22,18 @@ def _control(s):
 
 
 def live_widget(ex) -> widgets.VBox:
-    """把 Explorable 变成 ipywidgets：拖动任何滑块都当场重算、重绘。"""
+    """把 Explorable 变成 ipywidgets：拖动任何滑块都当场重算、重绘。
+
+    替代文字写进图片控件的 ``tooltip``：它会同步到浏览器，成为 <img> 的 title 属性，
+    读屏软件把它当作图片的名字读出来（ipywidgets 的 Image 没有 alt 属性可设）。
+    """
     controls = [_control(s) for s in ex.sliders]
     image = widgets.Image(format="png", layout=widgets.Layout(max_width="100%"))
 
     def redraw(_change=None):
         params = {s.name: c.value for s, c in zip(ex.sliders, controls)}
-        image.value = ex.png(**params)
-        image.description = ex.alt_text(params)
+        image.value = ex.png(params)
+        image.tooltip = ex.alt_text(**params)
 
     for control in controls:
         control.observe(redraw, names="value")

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import _validation as val
+from .. import _validation as check
 
 __all__ = ["sinusoidal_positional_encoding"]
 
@@ -48,9 +48,9 @@ def sinusoidal_positional_encoding(num_positions: int, d_model: int, base: float
     >>> pe[1].round(5)                         # 位置 1：sin 1, cos 1, sin 0.01, cos 0.01
     array([0.84147, 0.5403 , 0.01   , 0.99995])
     """
-    num_positions = val.positive_int(num_positions, "num_positions")
-    d_model = val.positive_int(d_model, "d_model")
-    base = val.positive_real(base, "base")
+    num_positions = check.positive_int(num_positions, "num_positions")
+    d_model = check.positive_int(d_model, "d_model")
+    base = check.positive_real(base, "base")
     if d_model % 2:
         raise ValueError(f"d_model 必须是偶数（sin 和 cos 各占一半的维度），收到的是 d_model={d_model}。")
     p = np.arange(num_positions)[:, None]  # (P, 1)

@@ -8,17 +8,17 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import _validation as val
+from .. import _validation as check
 
 __all__ = ["dot", "cosine_similarity"]
 
 
 def _pair(a, b):
-    a = val.as_real_array(a, "a", min_ndim=1)
-    b = val.as_real_array(b, "b", min_ndim=1)
+    a = check.as_real_array(a, "a", min_ndim=1)
+    b = check.as_real_array(b, "b", min_ndim=1)
     if a.shape[-1] != b.shape[-1]:
         raise ValueError(f"a 与 b 的最后一维长度必须相等：a.shape={a.shape}, b.shape={b.shape}。")
-    val.broadcast_batch({"a": a.shape[:-1], "b": b.shape[:-1]})
+    check.broadcast_batch({"a": a.shape[:-1], "b": b.shape[:-1]})
     return a, b
 
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import _validation as val
-from .attention import _softmax
+from .. import _validation as check
+from ..core.attention import softmax_unchecked
 
 __all__ = ["dot_product_variance", "softmax_jacobian", "saturation_demo"]
 
@@ -46,11 +46,11 @@ def dot_product_variance(d_k: int, num_samples: int, rng: np.random.Generator) -
     >>> 60 < raw < 68, 0.94 < scaled < 1.06
     (True, True)
     """
-    d_k = val.positive_int(d_k, "d_k")
-    num_samples = val.positive_int(num_samples, "num_samples")
+    d_k = check.positive_int(d_k, "d_k")
+    num_samples = check.positive_int(num_samples, "num_samples")
     if num_samples < 2:
         raise ValueError(f"num_samples 至少为 2 才能估计方差，收到的是 {num_samples}。")
-    rng = val.generator(rng)
+    rng = check.generator(rng)
     q = rng.standard_normal((num_samples, d_k))  # (N, d_k)
     k = rng.standard_normal((num_samples, d_k))  # (N, d_k)
     scores = np.sum(q * k, axis=-1)  # (N,)
@@ -85,7 +85,7 @@ def softmax_jacobian(p: np.ndarray) -> np.ndarray:
     array([[ 0.25, -0.25],
            [-0.25,  0.25]])
     """
-    p = val.as_real_array(p, "p", min_ndim=1)
+    p = check.as_real_array(p, "p", min_ndim=1)
     sums = p.sum(axis=-1)
     if np.any(p < 0) or not np.allclose(sums, 1.0, atol=1e-6):
         raise ValueError(
@@ -129,14 +129,14 @@ def saturation_demo(d_k: int, num_keys: int, rng: np.random.Generator) -> dict[s
     >>> bool(demo["raw"].max() > demo["scaled"].max())
     True
     """
-    d_k = val.positive_int(d_k, "d_k")
-    num_keys = val.positive_int(num_keys, "num_keys")
-    rng = val.generator(rng)
+    d_k = check.positive_int(d_k, "d_k")
+    num_keys = check.positive_int(num_keys, "num_keys")
+    rng = check.generator(rng)
     q = rng.standard_normal(d_k)  # (d_k,)
     k = rng.standard_normal((num_keys, d_k))  # (S, d_k)
     scores = k @ q  # (S,)
-    raw = _softmax(scores)
-    scaled = _softmax(scores / np.sqrt(d_k))
+    raw = softmax_unchecked(scores)
+    scaled = softmax_unchecked(scores / np.sqrt(d_k))
     return {
         "scores": scores,
         "raw": raw,

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import _validation as val
-from .attention import _attend
+from .. import _validation as check
+from .attention import attend
 
 __all__ = ["split_heads", "merge_heads", "multi_head_attention"]
 
@@ -52,8 +52,8 @@ def split_heads(x: np.ndarray, num_heads: int) -> np.ndarray:
     array([[2., 3.],
            [6., 7.]])
     """
-    x = val.as_real_array(x, "x", min_ndim=2)
-    num_heads = val.positive_int(num_heads, "num_heads")
+    x = check.as_real_array(x, "x", min_ndim=2)
+    num_heads = check.positive_int(num_heads, "num_heads")
     _heads_divisible(x.shape[-1], num_heads, "x")
     return _split(x, num_heads).copy()  # 返回新数组：改结果不会改到调用者的 x
 
@@ -89,7 +89,7 @@ def merge_heads(x: np.ndarray) -> np.ndarray:
     >>> np.array_equal(merge_heads(split_heads(x, 2)), x)
     True
     """
-    return _merge(val.as_real_array(x, "x", min_ndim=3))
+    return _merge(check.as_real_array(x, "x", min_ndim=3))
 
 
 def _merge(x):
@@ -99,27 +99,27 @@ def _merge(x):
 
 
 def _check_mha(x, kv, weights, biases, num_heads, mask):
-    x = val.as_real_array(x, "x", min_ndim=2)
-    kv = x if kv is None else val.as_real_array(kv, "kv", min_ndim=2)
-    num_heads = val.positive_int(num_heads, "num_heads")
+    x = check.as_real_array(x, "x", min_ndim=2)
+    kv = x if kv is None else check.as_real_array(kv, "kv", min_ndim=2)
+    num_heads = check.positive_int(num_heads, "num_heads")
     D = x.shape[-1]
     _heads_divisible(D, num_heads, "x")
     if kv.shape[-1] != D:
         raise ValueError(f"kv 的最后一维必须等于 x 的 d_model={D}：x.shape={x.shape}, kv.shape={kv.shape}。")
     checked_w = []
     for name, w in weights.items():
-        w = val.as_real_array(w, name)
-        val.check_shape(w, name, (D, D), f"（d_model={D}，权重矩阵应是 D × D 的方阵）")
+        w = check.as_real_array(w, name)
+        check.check_shape(w, name, (D, D), f"（d_model={D}，权重矩阵应是 D × D 的方阵）")
         checked_w.append(w)
     checked_b = []
     for name, b in biases.items():
         if b is not None:
-            b = val.as_real_array(b, name)
-            val.check_shape(b, name, (D,), f"（偏置是长度为 d_model={D} 的向量）")
+            b = check.as_real_array(b, name)
+            check.check_shape(b, name, (D,), f"（偏置是长度为 d_model={D} 的向量）")
         checked_b.append(b)
-    batch = val.broadcast_batch({"x": x.shape[:-2], "kv": kv.shape[:-2]})
+    batch = check.broadcast_batch({"x": x.shape[:-2], "kv": kv.shape[:-2]})
     if mask is not None:
-        mask = val.as_mask(mask, "mask", batch + (num_heads, x.shape[-2], kv.shape[-2]))
+        mask = check.as_mask(mask, "mask", batch + (num_heads, x.shape[-2], kv.shape[-2]))
     return x, kv, checked_w, checked_b, num_heads, mask
 
 
@@ -191,5 +191,5 @@ def multi_head_attention(
     q = _split(_project(x, w_q, b_q), H)  # (..., H, T, d_k)
     k = _split(_project(kv, w_k, b_k), H)  # (..., H, S, d_k)
     v = _split(_project(kv, w_v, b_v), H)  # (..., H, S, d_k)
-    heads, weights = _attend(q, k, v, mask)  # (..., H, T, d_k), (..., H, T, S)
+    heads, weights = attend(q, k, v, mask)  # (..., H, T, d_k), (..., H, T, S)
     return _project(_merge(heads), w_o, b_o), weights  # (..., T, D)

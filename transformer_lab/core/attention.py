@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import _validation as val
+from .. import _validation as check
 
 __all__ = ["softmax", "causal_mask", "scaled_dot_product_attention"]
 
 
-def _softmax(x: np.ndarray, axis: int = -1) -> np.ndarray:
+def softmax_unchecked(x: np.ndarray, axis: int = -1) -> np.ndarray:
     """不做检查的 softmax，供本包内部使用（允许 -inf，表示被掩掉的位置）。"""
     shifted = x - np.max(x, axis=axis, keepdims=True)  # 减去最大值：e^x 不会溢出
     e = np.exp(shifted)
@@ -57,19 +57,8 @@ def softmax(x: np.ndarray, axis: int = -1) -> np.ndarray:
     >>> softmax(np.array([1.0, 1.0, -np.inf]))
     array([0.5, 0.5, 0. ])
     """
-    if not isinstance(x, np.ndarray):
-        raise TypeError(f"x 必须是 NumPy 数组 (np.ndarray)，收到的是 {val._describe(x)}。"
-                        f"提示：先用 np.asarray(x, dtype=float) 转换。")
-    finite_part = np.where(np.isneginf(x), 0, x) if x.dtype.kind == "f" else x
-    val.as_real_array(finite_part, "x")
-    if isinstance(axis, (bool, np.bool_)) or not isinstance(axis, (int, np.integer)):
-        raise TypeError(f"axis 必须是整数，收到的是 {val._describe(axis)}。")
-    if not -x.ndim <= axis < x.ndim:
-        raise ValueError(f"axis={axis} 越界：x 只有 {x.ndim} 维，axis 应在 [{-x.ndim}, {x.ndim - 1}] 之内。")
-    x = x.astype(val.float_dtype(x.dtype), copy=False)
-    if np.any(np.all(np.isneginf(x), axis=axis)):
-        raise ValueError(f"x 沿 axis={axis} 有一整行都是 -inf：softmax 会得到 0/0 = NaN。每行至少要有一个有限值。")
-    return _softmax(x, axis=axis)
+    x = check.as_scores(x, "x", axis)
+    return softmax_unchecked(x, axis=axis)
 
 
 def causal_mask(T: int) -> np.ndarray:
@@ -99,15 +88,15 @@ def causal_mask(T: int) -> np.ndarray:
            [1, 1, 0],
            [1, 1, 1]])
     """
-    T = val.positive_int(T, "T")
+    T = check.positive_int(T, "T")
     return np.tril(np.ones((T, T), dtype=bool))  # (T, T)
 
 
 def _check_qkv(q, k, v, mask, scale):
     """检查 q、k、v、mask、scale 并返回转换后的版本。"""
-    q = val.as_real_array(q, "q", min_ndim=2)
-    k = val.as_real_array(k, "k", min_ndim=2)
-    v = val.as_real_array(v, "v", min_ndim=2)
+    q = check.as_real_array(q, "q", min_ndim=2)
+    k = check.as_real_array(k, "k", min_ndim=2)
+    v = check.as_real_array(v, "v", min_ndim=2)
     if q.shape[-1] != k.shape[-1]:
         raise ValueError(
             f"q 与 k 的最后一维 (d_k) 必须相等，才能做点积：q.shape={q.shape}, k.shape={k.shape}。"
@@ -117,12 +106,25 @@ def _check_qkv(q, k, v, mask, scale):
             f"k 与 v 的倒数第二维 (S，键/值的个数) 必须相等：k.shape={k.shape}, v.shape={v.shape}。"
             "每个键都要有一个对应的值。"
         )
-    batch = val.broadcast_batch({"q": q.shape[:-2], "k": k.shape[:-2], "v": v.shape[:-2]})
+    batch = check.broadcast_batch({"q": q.shape[:-2], "k": k.shape[:-2], "v": v.shape[:-2]})
     if mask is not None:
-        mask = val.as_mask(mask, "mask", batch + (q.shape[-2], k.shape[-2]))
+        mask = check.as_mask(mask, "mask", batch + (q.shape[-2], k.shape[-2]))
     if scale is not None:
-        scale = val.positive_real(scale, "scale")
+        scale = check.positive_real(scale, "scale")
     return q, k, v, mask, scale
+
+
+def attend(q, k, v, mask=None, scale=None):
+    """注意力的四步计算（不做检查）：点积 → 缩放 → softmax → 加权求和。
+
+    ``scaled_dot_product_attention`` 检查完输入后就调用它；包里其他已检查过输入的地方（例如多头注意力）直接复用。
+    """
+    scale = q.shape[-1] ** -0.5 if scale is None else scale  # Python float：不会把 float32 提升成 float64
+    scores = (q @ np.swapaxes(k, -1, -2)) * scale  # (..., T, S)
+    if mask is not None:
+        scores = np.where(mask, scores, -np.inf)  # (..., T, S)
+    weights = softmax_unchecked(scores, axis=-1)  # (..., T, S)
+    return weights @ v, weights  # (..., T, d_v), (..., T, S)
 
 
 def scaled_dot_product_attention(
@@ -176,14 +178,4 @@ def scaled_dot_product_attention(
     array([[13.3]])
     """
     q, k, v, mask, scale = _check_qkv(q, k, v, mask, scale)
-    return _attend(q, k, v, mask, scale)
-
-
-def _attend(q, k, v, mask=None, scale=None):
-    """不做检查的四步计算，供本包内部（例如多头注意力）复用。"""
-    scale = q.shape[-1] ** -0.5 if scale is None else scale  # Python float：不会把 float32 提升成 float64
-    scores = (q @ np.swapaxes(k, -1, -2)) * scale  # (..., T, S)
-    if mask is not None:
-        scores = np.where(mask, scores, -np.inf)  # (..., T, S)
-    weights = _softmax(scores, axis=-1)  # (..., T, S)
-    return weights @ v, weights  # (..., T, d_v), (..., T, S)
+    return attend(q, k, v, mask, scale)  # 四步计算见上面的 attend

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..attention import scaled_dot_product_attention
-from ..explorable import Explorable, Slider
-from ..plotting import new_figure, weight_bars
-from ..projections import vector_2d, with_key_length
+from ..core.attention import scaled_dot_product_attention
+from ..lessons.geometry import vector_2d, with_key_length
+from ..plot.bars import weight_bars
+from ..plot.figure import new_figure
+from ..plot.lines import scatter_vs_target
+from ..widgets.explorable import Explorable, Slider
 
-__all__ = ["dot_vs_cosine", "key_length_attention"]
+__all__ = ["dot_vs_cosine", "key_length_attention", "readout_scatter"]
 
 Q_COLOR, K_COLOR, SHADOW_COLOR, OTHER_COLOR = "#31688e", "#b5367a", "#35b779", "#9a9a9a"
 ANGLE_GRID = (0, 30, 60, 90, 120, 150, 180)
@@ -47,9 +49,9 @@ def _paren(x: float) -> str:
 class _DotCosineView:
     """左：q 与 k 两支箭头，以及 k 在 q 方向上的"影子"；右：点积和余弦随夹角变化的曲线。"""
 
-    def __init__(self, fig, axes, angle, length):
+    def __init__(self, fig, axes):
         plane, curve = axes
-        self.fig = fig
+        self.suptitle = fig.suptitle(" ")
         q = vector_2d(Q_LENGTH, 0)
         _plane(plane, (-3.4, 3.4), (-1.1, 3.4), "射箭打靶：$k$ 在 $q$ 方向上的“影子”")
         self.shadow = plane.plot([], [], color=SHADOW_COLOR, lw=7, alpha=0.8, solid_capstyle="butt",
@@ -76,10 +78,9 @@ class _DotCosineView:
         curve.grid(alpha=0.3)
         curve.legend(loc="lower left", fontsize=8)
         self.curve = curve
-        self.update(angle, length)
         # 随滑块变化的图元，按从下到上的顺序（q 的箭头重画在影子上面）：拖动时只重画它们
         self.artists = [self.shadow, self.drop, self.q_arrow, self.k_arrow, self.k_label, self.arc,
-                        self.theta_label, self.dot_line, self.dot_dot, self.cos_dot, curve.title, fig._suptitle]
+                        self.theta_label, self.dot_line, self.dot_dot, self.cos_dot, curve.title, self.suptitle]
 
     def update(self, angle, length):
         q, k = vector_2d(Q_LENGTH, 0), vector_2d(float(length), float(angle))
@@ -100,8 +101,8 @@ class _DotCosineView:
         self.dot_dot.set_data([float(angle)], [dot])
         self.cos_dot.set_data([float(angle)], [cos])
         self.curve.set_title(f"点积 = {dot:.2f}，余弦相似度 = {cos:.2f}")
-        self.fig.suptitle(f"θ = {float(angle):.0f}°，$|q|$ = 2，$|k|$ = {float(length):.1f}：   "
-                          f"$q\\cdot k$ = $|q|\\,|k|\\cos\\theta$ = 2 × {float(length):.1f} × {_paren(cos)} = {dot:.2f}")
+        self.suptitle.set_text(f"θ = {float(angle):.0f}°，$|q|$ = 2，$|k|$ = {float(length):.1f}：   "
+                               f"$q\\cdot k$ = $|q|\\,|k|\\cos\\theta$ = 2 × {float(length):.1f} × {_paren(cos)} = {dot:.2f}")
         return {"q": q, "k": k, "dot": np.array([dot]), "cosine": np.array([cos]), "curve": curve}
 
 
@@ -116,7 +117,7 @@ def dot_vs_cosine() -> Explorable:
     Explorable
     """
     return Explorable(
-        make_view=lambda fig, axes, angle, length: _DotCosineView(fig, axes, angle, length),
+        view=_DotCosineView,
         sliders=[
             Slider("angle", ANGLE_GRID, label="夹角 θ（度）", default=60, continuous=True),
             Slider("length", LENGTH_GRID, label="k 的长度", default=1.5, continuous=True, step=0.1),
@@ -144,14 +145,14 @@ def _keys(length: float) -> np.ndarray:
 class _KeyLengthView:
     """左：查询和四个键的箭头（k2 会变长）；右：查询对四个键的注意力权重。"""
 
-    def __init__(self, fig, axes, length):
+    def __init__(self, fig, axes):
         plane, bars_ax = axes
-        self.fig, self.bars_ax = fig, bars_ax
+        self.bars_ax, self.suptitle = bars_ax, fig.suptitle(" ")
         self.q = vector_2d(Q_LENGTH, 0)
         _plane(plane, (-2.3, 3.3), (-0.9, 5.0), "一个查询 $q$、四个键（手工设计的示意）")
         q_arrow = _arrow(plane, self.q, Q_COLOR, lw=6, zorder=2)
         plane.text(self.q[0] + 0.1, -0.45, "$q$", color=Q_COLOR, fontsize=13, ha="center")
-        keys = _keys(length)
+        keys = _keys(KEY_BASE_LENGTH)
         self.arrows, self.labels = [], []
         for j, key in enumerate(keys):
             color = K_COLOR if j == CHANGING else OTHER_COLOR
@@ -161,9 +162,8 @@ class _KeyLengthView:
         self.bars = weight_bars(np.zeros(len(KEY_ANGLES)), names, ax=bars_ax, color=OTHER_COLOR)
         self.bars.bars[CHANGING].set_color(K_COLOR)
         bars_ax.set_ylabel("注意力权重")
-        self.update(length)
         # 随滑块变化的图元（q 的粗箭头先画，k1 画在它上面）：拖动时只重画它们
-        self.artists = [q_arrow, *self.arrows, *self.labels, *self.bars.artists, bars_ax.title, fig._suptitle]
+        self.artists = [q_arrow, *self.arrows, *self.labels, *self.bars.artists, bars_ax.title, self.suptitle]
 
     def update(self, length):
         keys = _keys(length)
@@ -174,12 +174,12 @@ class _KeyLengthView:
         _, weights = scaled_dot_product_attention(self.q[None, :], keys, keys)  # (1, S)
         weights = weights[0]  # (S,)
         scores = keys @ self.q  # (S,)
-        self.bars.update(weights)
+        self.bars.set_values(weights)
         cos = _clean(scores[CHANGING] / (Q_LENGTH * float(length)))
         self.bars_ax.set_title(f"$k_2$ 的长度 = {float(length):.1f}：点积 {scores[CHANGING]:.2f}"
                                f"（$k_1$ 是 {scores[0]:.2f}），余弦 {cos:.2f}（不变）")
-        self.fig.suptitle(f"与 $q$ 同向的 $k_1$ 分到 {weights[0]:.2f}，偏了 60° 的 $k_2$ 分到 {weights[CHANGING]:.2f}"
-                          "（手工设计的示意向量）")
+        self.suptitle.set_text(f"与 $q$ 同向的 $k_1$ 分到 {weights[0]:.2f}，偏了 60° 的 $k_2$ 分到 {weights[CHANGING]:.2f}"
+                               "（手工设计的示意向量）")
         return {"keys": keys, "scores": scores, "weights": weights}
 
 
@@ -194,7 +194,7 @@ def key_length_attention() -> Explorable:
     Explorable
     """
     return Explorable(
-        make_view=lambda fig, axes, length: _KeyLengthView(fig, axes, length),
+        view=_KeyLengthView,
         sliders=[Slider("length", KEY_LENGTH_GRID, label="k2 的长度", default=1.5, continuous=True, step=0.1)],
         title="一个键变长，注意力怎么变",
         alt=("k2 的长度为 {length}：左图是查询 q 和四个键的箭头，k2 与 q 夹角 60 度；"
@@ -222,14 +222,8 @@ def readout_scatter(target: np.ndarray, predictions: dict[str, np.ndarray], erro
     BookFigure
     """
     fig, axes = new_figure(4.2 * len(predictions), 4.0, ncols=len(predictions))
-    lim = float(np.ceil(np.abs(target).max()))
     for ax, (name, pred) in zip(axes, predictions.items()):
-        ax.scatter(target, pred, s=6, alpha=0.5, color=Q_COLOR)
-        ax.plot([-lim, lim], [-lim, lim], "--", color="0.4", lw=1, label="答对的线 (y = x)")
-        ax.set(xlim=(-lim, lim), ylim=(-lim, lim), aspect="equal", xlabel="正确答案：借到的书的页数（标准化）",
-               ylabel="读者的回答")
-        ax.set_title(f"{name}\n读出误差 = {errors[name]:.3f}")
-        ax.grid(alpha=0.3)
-        ax.legend(loc="upper left", fontsize=8)
+        scatter_vs_target(target, pred, ax=ax, title=f"{name}\n读出误差 = {errors[name]:.3f}", color=Q_COLOR,
+                          xlabel="正确答案：借到的书的页数（标准化）", ylabel="读者的回答")
     fig.suptitle(title)
     return fig

@@ -6,9 +6,9 @@ import numpy as np
 
 from matplotlib.ticker import NullLocator
 
-from ..attention import scaled_dot_product_attention
-from ..explorable import Explorable, Slider
-from ..recurrence import input_jacobians, orthogonal_recurrent_weights
+from ..core.attention import scaled_dot_product_attention
+from ..core.rnn import chapter_rnn, input_jacobians
+from ..widgets.explorable import Explorable, Slider
 
 __all__ = ["rnn_memory_decay", "queue_vs_direct"]
 
@@ -16,18 +16,6 @@ GAIN_GRID = (0.5, 0.8, 0.9, 1.0, 1.5, 2.0)
 INPUT_GRID = (0.1, 0.5, 1.0)
 T_GRID = (4, 8, 16, 32, 48, 64)
 _RNN_COLOR, _LINEAR_COLOR, _ATTN_COLOR = "#b5367a", "#7f7f7f", "#31688e"
-
-
-def demo_rnn(T: int, d_in: int, d_h: int, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """本章的随机 RNN：返回 (正交矩阵 Q, W_xh, 标准正态输入 x)；W_hh = g·Q，真正的输入 = 输入强度·x。
-
-    取随机数的顺序与第 1 章正文一致，所以正文和图里是同一个 RNN。
-    """
-    rng = np.random.default_rng(seed)
-    q = orthogonal_recurrent_weights(d_h, 1.0, rng)  # (d_h, d_h)
-    w_xh = rng.standard_normal((d_in, d_h)) / np.sqrt(d_in)  # (d_in, d_h)
-    x = rng.standard_normal((T, d_in))  # (T, d_in)
-    return q, w_xh, x
 
 
 def _num(value: float) -> str:
@@ -53,27 +41,27 @@ def _style(ax, xlabel, ylabel, xlim, ylim, yticks):
 class _MemoryView:
     """左：第 1 个词对第 t 步笔记的影响 ‖∂h_t/∂x_1‖；右：笔记本身的大小 ‖h_t‖。各有 tanh / 去掉 tanh 两条线。"""
 
-    def __init__(self, fig, axes, gain, input_scale, T, d_in, d_h, seed):
-        self.q, self.w_xh, self.x = demo_rnn(T, d_in, d_h, seed)
+    def __init__(self, fig, axes, q, w_xh, x):
+        self.q, self.w_xh, self.x = q, w_xh, x  # 第 1 章的随机 RNN（tl.chapter_rnn）
+        T, d_h = x.shape[0], q.shape[0]
         self.t = np.arange(1, T + 1)
-        self.fig, self.axes = fig, axes
+        self.axes, self.suptitle = axes, fig.suptitle(" ")
         left, right = axes
         self.infl = left.plot(self.t, self.t, "-", color=_RNN_COLOR, lw=2, label="真实 RNN（有 tanh）")[0]
         self.infl_lin = left.plot(self.t, self.t, "--", color=_LINEAR_COLOR, lw=1.5,
                                   label=r"去掉 tanh（线性）：正好 $\propto g^{t-1}$")[0]
-        left.axhline(1.0, color="black", lw=0.8)
+        left.axhline(1.0, color="black", lw=0.8, zorder=1.5)  # 压在曲线下面：拖动时曲线重画在上层
         _style(left, "第 t 步", r"影响力 $\|\partial h_t/\partial x_1\|$", (1, T), (1e-30, 1e20),
                [10.0**k for k in range(-30, 21, 10)])
         left.legend(loc="lower left", fontsize=8)
         self.size = right.plot(self.t, self.t, "-", color=_RNN_COLOR, lw=2, label="真实 RNN（有 tanh）")[0]
         self.size_lin = right.plot(self.t, self.t, "--", color=_LINEAR_COLOR, lw=1.5, label="去掉 tanh（线性）")[0]
-        right.axhline(np.sqrt(d_h), color=_RNN_COLOR, lw=0.8, ls=":")
+        right.axhline(np.sqrt(d_h), color=_RNN_COLOR, lw=0.8, ls=":", zorder=1.5)
         right.text(T, np.sqrt(d_h) * 12, rf"tanh 的上限 $\sqrt{{d_h}}$ = {np.sqrt(d_h):.0f}（虚点线）", ha="right",
                    fontsize=8, color=_RNN_COLOR)
         _style(right, "第 t 步", r"笔记的大小 $\|h_t\|$", (1, T), (1e-2, 1e20), [10.0**k for k in range(0, 21, 5)])
         for ax in axes:  # 少画几个刻度和文字：拖动滑块时重绘更快
             ax.set_xticks([1, *range(20, T + 1, 20)])
-        self.update(gain, input_scale)
         self.artists = [self.infl, self.infl_lin, self.size, self.size_lin, left.title, right.title, self.suptitle]
 
     def update(self, gain, input_scale):
@@ -89,7 +77,7 @@ class _MemoryView:
         end = len(self.t)
         self.axes[0].set_title(f"第 1 个词的影响（t = {end}）\n有 tanh：{_num(infl[-1])}；去掉 tanh：{_num(infl_lin[-1])}")
         self.axes[1].set_title(f"笔记本身的大小（t = {end}）\n有 tanh：{size[-1]:.2f}；去掉 tanh：{_num(size_lin[-1])}")
-        self.suptitle = self.fig.suptitle(
+        self.suptitle.set_text(
             f"放大倍数 g = {float(gain):g}，输入强度 {float(input_scale):g}：tanh 的平均斜率 {slope:.2f}"
             "（随机权重，种子固定）"
         )
@@ -116,8 +104,10 @@ def rnn_memory_decay(T: int = 60, d_in: int = 4, d_h: int = 16, seed: int = 1) -
     -------
     Explorable
     """
+    q, w_xh, x = chapter_rnn(T, d_in, d_h, np.random.default_rng(seed))
     return Explorable(
-        make_view=lambda fig, axes, gain, input_scale: _MemoryView(fig, axes, gain, input_scale, T, d_in, d_h, seed),
+        view=_MemoryView,
+        data={"q": q, "w_xh": w_xh, "x": x},
         sliders=[
             Slider("gain", GAIN_GRID, label="放大倍数 g", default=0.9, continuous=True, step=0.05),
             Slider("input_scale", INPUT_GRID, label="输入强度", default=0.5, continuous=True, step=0.05),
@@ -147,12 +137,11 @@ def _direct_weights(T: int, rng: np.random.Generator) -> np.ndarray:
 class _QueueView:
     """左：每个词在第几轮算完（RNN 是楼梯，注意力是一堵墙）；右：最后一个词从第 s 个词那里得到多少影响。"""
 
-    def __init__(self, fig, axes, T, T_max, gain, input_scale, seed):
-        self.T_max, self.seed = T_max, seed
-        q, w_xh, x = demo_rnn(T_max, 4, 16, seed)
-        _, jac = input_jacobians(input_scale * x, w_xh, gain * q)  # (T_max, T_max, d_h, d_in)
-        self.rnn_influence = np.linalg.norm(jac, ord=2, axis=(-2, -1))  # (T_max, T_max)
-        self.fig, self.axes, self.gain = fig, axes, gain
+    def __init__(self, fig, axes, rnn_influence, attention, gain):
+        self.rnn_influence = rnn_influence  # (T_max, T_max)：第 t 步受第 s 个词影响的大小
+        self.attention = attention  # T -> (T,)：最后一个词的注意力权重（手工设计）
+        T_max = rnn_influence.shape[0]
+        self.axes, self.gain, self.suptitle = axes, gain, fig.suptitle(" ")
         left, right = axes
         self.rnn_dots = left.plot([], [], "s", color=_RNN_COLOR, ms=3.5, label="RNN：第 t 个词在第 t 轮算完")[0]
         self.attn_dots = left.plot([], [], "o", color=_ATTN_COLOR, ms=3.5, label="注意力：所有词在第 1 轮算完")[0]
@@ -172,7 +161,6 @@ class _QueueView:
             ax.set_xticks(ticks)
         left.set_yticks(ticks)
         right.legend(loc="lower right", fontsize=8)
-        self.update(T)
         self.artists = [self.rnn_dots, self.attn_dots, self.rnn_line, self.attn_line, left.title, right.title,
                         self.suptitle]
 
@@ -180,15 +168,15 @@ class _QueueView:
         T = int(T)
         positions = np.arange(1, T + 1)  # (T,)
         rnn = self.rnn_influence[T - 1, :T]  # (T,)：因果性——前 T 个词的影响与后面的词无关
-        attn = _direct_weights(T, np.random.default_rng(self.seed))  # (T,)
+        attn = self.attention[T]  # (T,)
         self.rnn_dots.set_data(positions, positions)
         self.attn_dots.set_data(np.ones(T), positions)
         self.rnn_line.set_data(positions, rnn)
         self.attn_line.set_data(positions, attn)
         self.axes[0].set_title(f"T = {T} 个词：RNN 要 {T} 轮，注意力 1 轮")
         self.axes[1].set_title(f"第 1 个词对第 {T} 个词的影响\nRNN {_num(rnn[0])}，注意力 {attn[0]:.2f}")
-        self.suptitle = self.fig.suptitle(f"一句话有 T = {T} 个词：排队传话 vs 一步直达"
-                          f"（RNN：g = {self.gain:g} 的随机权重；注意力：手工设计的示意）")
+        self.suptitle.set_text(f"一句话有 T = {T} 个词：排队传话 vs 一步直达"
+                               f"（RNN：g = {self.gain:g} 的随机权重；注意力：手工设计的示意）")
         return {"rnn_rounds": positions, "attention_rounds": np.ones(T), "rnn": rnn, "attention": attn}
 
 
@@ -209,8 +197,12 @@ def queue_vs_direct(T_max: int = 64, gain: float = 0.9, input_scale: float = 0.5
     Explorable
     """
     grid = tuple(T for T in T_GRID if T <= T_max)
+    q, w_xh, x = chapter_rnn(T_max, 4, 16, np.random.default_rng(seed))
+    _, jac = input_jacobians(input_scale * x, w_xh, gain * q)  # (T_max, T_max, d_h, d_in)
+    attention = {T: _direct_weights(T, np.random.default_rng(seed)) for T in range(1, T_max + 1)}
     return Explorable(
-        make_view=lambda fig, axes, T: _QueueView(fig, axes, T, T_max, gain, input_scale, seed),
+        view=_QueueView,
+        data={"rnn_influence": np.linalg.norm(jac, ord=2, axis=(-2, -1)), "attention": attention, "gain": gain},
         sliders=[Slider("T", grid, label="句子长度 T", default=16 if 16 in grid else grid[-1], continuous=True)],
         title="排队传话 vs 一步直达",
         alt=("句子长度 T = {T}：左图中 RNN 的 T 个词沿对角线一轮一个地算完，注意力的所有词都在第 1 轮算完；"

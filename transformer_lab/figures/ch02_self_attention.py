@@ -9,34 +9,18 @@ import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.patches import Rectangle
 
-from ..explorable import Explorable, Slider
-from ..plotting import attention_heatmap, new_figure, text_color, weight_bars
-from ..toy_sentences import FEATURES, discuss, toy_sentence, variant_names
+from ..lessons.toy_sentences import FEATURES, discuss, sentence_text, toy_sentence, variant_names
+from ..plot.bars import weight_bars
+from ..plot.heatmap import attention_heatmap, labelled_heatmap
+from ..widgets.explorable import Explorable, Slider
 
-__all__ = ["attention_explorer", "pronoun_shift"]
+__all__ = ["attention_explorer", "pronoun_shift", "feature_heatmap"]
 
-HONEST = "手工设计的示意权重，不是训练所得"
+ILLUSTRATIVE_NOTE = "手工设计的示意权重，不是训练所得"
 TURNS = ("第 1 轮", "第 2 轮")
 _PLAIN = "#31688e"   # viridis 的蓝
 _MARKED = "#e3702d"  # 橙色：要留意的那根柱子
 _GROUPS = (6, 9)     # FEATURES 的分组边界：名词是什么 | 代词线索 | 描述词
-
-
-def sentence_text(tokens: tuple[str, ...]) -> str:
-    """把词连成句子：英文词之间加空格，标点和中文不加。
-
-    Examples
-    --------
-    >>> sentence_text(("The", "animal", "was", "tired", "."))
-    'The animal was tired.'
-    >>> sentence_text(("小明", "把", "苹果", "，", "因为", "tā", "饿了"))
-    '小明把苹果，因为tā饿了'
-    """
-    text = tokens[0]
-    for prev, tok in zip(tokens, tokens[1:]):
-        spaced = prev.isascii() and tok.isascii() and tok[0].isalnum()
-        text += (" " if spaced else "") + tok
-    return text
 
 
 def _rotate_ticks(ax: Axes, labels: tuple[str, ...]) -> None:
@@ -46,11 +30,9 @@ def _rotate_ticks(ax: Axes, labels: tuple[str, ...]) -> None:
 class _ExplorerView:
     """左：选中那个词的一行权重（柱状图）；右：整张权重矩阵，选中的一行加框。"""
 
-    def __init__(self, fig, axes, query, turn, sentence):
-        s = toy_sentence(sentence)
-        self.tokens = s.tokens
-        _, self.weights = discuss(s.x)  # 两轮的 (T, T) 权重
-        T = len(self.tokens)
+    def __init__(self, fig, axes, tokens, weights):
+        self.tokens, self.weights = tokens, weights  # 词；两轮的 (T, T) 权重
+        T = len(tokens)
         self.bars = weight_bars(np.zeros(T), list(self.tokens), ax=axes[0], color=_PLAIN)
         _rotate_ticks(axes[0], self.tokens)
         axes[0].set_ylabel("注意力权重")
@@ -59,9 +41,8 @@ class _ExplorerView:
         _rotate_ticks(axes[1], self.tokens)
         self.box = Rectangle((-0.5, -0.5), T, 1, fill=False, edgecolor="#d62728", linewidth=2.2)
         axes[1].add_patch(self.box)
-        fig.suptitle(f"{sentence_text(self.tokens)}\n（{HONEST}）", fontsize=11)
+        fig.suptitle(f"{sentence_text(self.tokens)}\n（{ILLUSTRATIVE_NOTE}）", fontsize=11)
         self.axes = axes
-        self.update(query, turn)
         # 随滑块变化的图元：拖动时只重画它们（见 Explorable 的 blitting）
         self.artists = [*self.bars.artists, *self.heat.artists, self.box, axes[0].title, axes[1].title]
 
@@ -69,9 +50,9 @@ class _ExplorerView:
         i, t = self.tokens.index(query), TURNS.index(turn)
         weights = self.weights[t]  # (T, T)
         row = weights[i]  # (T,)
-        self.bars.update(row)
+        self.bars.set_values(row)
         self.axes[0].set_title(f"{turn}：「{query}」分给每个词的注意力（和为 1）")
-        self.heat.update(weights)
+        self.heat.set_values(weights)
         self.heat.image.axes.set_title(f"{turn}：整张权重矩阵（框内是「{query}」这一行）")
         self.box.set_y(i - 0.5)
         return {"row": row, "weights": weights}
@@ -93,12 +74,13 @@ def attention_explorer(sentence: str = "animal") -> Explorable:
     s = toy_sentence(sentence)
     text = sentence_text(s.tokens)
     return Explorable(
-        make_view=lambda fig, axes, query, turn: _ExplorerView(fig, axes, query, turn, sentence),
+        view=_ExplorerView,
+        data={"tokens": s.tokens, "weights": discuss(s.x)[1]},
         sliders=[Slider("query", s.tokens, label="查询词", default=s.tokens[s.pronoun]),
                  Slider("turn", TURNS, label="讨论轮次", default=TURNS[1])],
         title=f"点一个词，看它在听谁：{text}",
         alt=f"句子「{text}」中，「{{query}}」在{{turn}}分给全句每个词的注意力权重：左边柱状图是这一行，"
-            f"右边是整张权重矩阵，这一行加了红框。{HONEST}。",
+            f"右边是整张权重矩阵，这一行加了红框。{ILLUSTRATIVE_NOTE}。",
         size=(11.5, 5.0),
         ncols=2,
     )
@@ -110,10 +92,9 @@ class _ShiftView:
     换句子时代词和描述词会变，所以横轴上的词是自己画的文字（可以 ``set_text``），不是刻度标签。
     """
 
-    def __init__(self, fig, axes, variant, sentence):
-        self.sentence = sentence
-        variants = [toy_sentence(sentence, v).tokens for v in variant_names(sentence)]
-        longest = [max(column, key=len) for column in zip(*variants)]  # 每个位置最长的词
+    def __init__(self, fig, axes, shifts):
+        self.shifts = shifts  # 变体名 -> (词, 两轮里代词那一行, 两张图各要标橙色的位置, 两个子图标题)
+        longest = [max(column, key=len) for column in zip(*(v[0] for v in shifts.values()))]  # 每个位置最长的词
         T = len(longest)
         self.bars = [weight_bars(np.zeros(T), [""] * T, ax=ax, color=_PLAIN) for ax in axes]
         for ax in axes:  # 透明的占位刻度：让排版按最长的词留出空间（排版只做一次）
@@ -122,29 +103,33 @@ class _ShiftView:
         self.labels = [[ax.text(j, -0.03, "", transform=ax.get_xaxis_transform(), rotation=45, ha="right",
                                 va="top", rotation_mode="anchor") for j in range(T)] for ax in axes]
         axes[0].set_ylabel("代词分给每个词的注意力")
-        self.fig, self.axes = fig, axes
-        fig.suptitle(" ", fontsize=11)
-        self.update(variant)
+        self.axes, self.suptitle = axes, fig.suptitle(" ", fontsize=11)
         self.artists = [*self.bars[0].artists, *self.bars[1].artists, *self.labels[0], *self.labels[1],
-                        axes[0].title, axes[1].title, fig._suptitle]
+                        axes[0].title, axes[1].title, self.suptitle]
 
     def update(self, variant):
-        s = toy_sentence(self.sentence, variant)
-        _, weights = discuss(s.x)
-        rows = [w[s.pronoun] for w in weights]  # 两轮里代词那一行，各 (T,)
-        marked = (s.predicate, s.tokens.index(s.referent))
-        pron = s.tokens[s.pronoun]
-        titles = (f"第 1 轮 找线索：「{pron}」听谁说了自己什么",
-                  f"第 2 轮 找指代：「{pron}」指谁（人读出的是 {s.referent}）")
+        tokens, rows, marked, titles = self.shifts[variant]
         for ax, bars, labels, row, mark, title in zip(self.axes, self.bars, self.labels, rows, marked, titles):
-            bars.update(row)
+            bars.set_values(row)
             for j, (bar, label) in enumerate(zip(bars.bars, labels)):
                 bar.set_color(_MARKED if j == mark else _PLAIN)
-                label.set_text(s.tokens[j])
+                label.set_text(tokens[j])
             ax.set_title(title)
-        self.fig.suptitle(f"{sentence_text(s.tokens)}\n（{HONEST}；橙色柱：左 = 换掉的词，右 = 人读出的指代对象）",
-                          fontsize=11)
+        self.suptitle.set_text(f"{sentence_text(tokens)}\n（{ILLUSTRATIVE_NOTE}；"
+                               "橙色柱：左 = 换掉的词，右 = 人读出的指代对象）")
         return {"turn1": rows[0], "turn2": rows[1]}
+
+
+def _shift(sentence: str, variant: str) -> tuple:
+    """一个变体的全部数据：词、两轮里代词那一行、两张图各要标橙色的位置、两个子图标题。"""
+    s = toy_sentence(sentence, variant)
+    _, weights = discuss(s.x)
+    rows = [w[s.pronoun] for w in weights]  # 两轮里代词那一行，各 (T,)
+    marked = (s.predicate, s.tokens.index(s.referent))
+    pron = s.tokens[s.pronoun]
+    titles = (f"第 1 轮 找线索：「{pron}」听谁说了自己什么",
+              f"第 2 轮 找指代：「{pron}」指谁（人读出的是 {s.referent}）")
+    return s.tokens, rows, marked, titles
 
 
 def pronoun_shift(sentence: str = "animal") -> Explorable:
@@ -162,11 +147,12 @@ def pronoun_shift(sentence: str = "animal") -> Explorable:
     """
     variants = variant_names(sentence)
     return Explorable(
-        make_view=lambda fig, axes, variant: _ShiftView(fig, axes, variant, sentence),
+        view=_ShiftView,
+        data={"shifts": {v: _shift(sentence, v) for v in variants}},
         sliders=[Slider("variant", variants, label="换成", default=variants[0])],
         title=f"换一个词，代词改主意：{sentence_text(toy_sentence(sentence).tokens)}",
         alt="句末换成「{variant}」时，代词在第 1 轮（找线索）和第 2 轮（找指代）分给每个词的注意力权重。"
-            f"{HONEST}。",
+            f"{ILLUSTRATIVE_NOTE}。",
         size=(11.0, 4.2),
         ncols=2,
     )
@@ -174,7 +160,9 @@ def pronoun_shift(sentence: str = "animal") -> Explorable:
 
 def feature_heatmap(x: np.ndarray, row_labels: list[str] | tuple[str, ...], ax: Axes | None = None,
                     title: str = "", vmax: float = 1.0):
-    """静态图：每行一个词（或一个时刻），每列一个带名字的特征，格子里写数值（0 不写）。
+    """静态图：每行一个词（或一个时刻），每列一个带名字的特征（``FEATURES``），格子里写数值（0 不写）。
+
+    白色竖线把特征分成三组：名词"是什么" | 代词自带的线索 | 描述词"能说谁"。
 
     Parameters
     ----------
@@ -188,22 +176,9 @@ def feature_heatmap(x: np.ndarray, row_labels: list[str] | tuple[str, ...], ax: 
 
     Returns
     -------
-    AxesImage
+    Heatmap
     """
-    x = np.asarray(x)
-    if x.shape != (len(row_labels), len(FEATURES)):
-        raise ValueError(f"x 的形状 {x.shape} 不对：期望 ({len(row_labels)}, {len(FEATURES)})。")
-    if ax is None:
-        ax = new_figure(7.0, 0.45 * len(row_labels) + 2.0)[1][0]
-    image = ax.imshow(x, cmap="viridis", vmin=0.0, vmax=vmax, aspect="auto")
-    ax.set_xticks(range(len(FEATURES)), FEATURES, rotation=45, ha="right", rotation_mode="anchor")
-    ax.set_yticks(range(len(row_labels)), row_labels)
-    for (i, j), value in np.ndenumerate(x):
-        if value != 0:
-            ax.text(j, i, f"{value:.2f}".rstrip("0").rstrip("."), ha="center", va="center", fontsize=8,
-                    color=text_color(value, vmax))
+    heat = labelled_heatmap(x, row_labels, FEATURES, ax=ax, title=title, vmax=vmax, skip_zeros=True, aspect="auto")
     for edge in _GROUPS:
-        ax.axvline(edge - 0.5, color="white", linewidth=2)
-    ax.set_title(title)
-    ax.figure.colorbar(image, ax=ax, shrink=0.8)
-    return image
+        heat.image.axes.axvline(edge - 0.5, color="white", linewidth=2)
+    return heat

@@ -1,0 +1,70 @@
+"""柱状图：一组权重（或分数），柱顶写数值。"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import matplotlib
+import numpy as np
+from matplotlib.axes import Axes
+
+from .figure import new_figure
+
+__all__ = ["Bars", "weight_bars"]
+
+
+@dataclass
+class Bars:
+    """``weight_bars`` 画出的柱子和柱顶数字，可用 ``update`` 换数据。"""
+
+    bars: matplotlib.container.BarContainer
+    texts: list
+
+    @property
+    def artists(self) -> list:
+        """随数据变化的图元（给可交互图的局部重画用）。"""
+        return [*self.bars, *self.texts]
+
+    def set_values(self, values: np.ndarray) -> None:
+        """换一组同长度的数值，只改柱高和数字。"""
+        for bar, text, value in zip(self.bars, self.texts, np.asarray(values)):
+            bar.set_height(value)
+            text.set_y(value)
+            text.set_text(f"{value:.2f}")
+
+
+def weight_bars(
+    values: np.ndarray,
+    labels: list[str],
+    ax: Axes | None = None,
+    title: str = "",
+    ylim: tuple[float, float] = (0.0, 1.0),
+    color: str = "#31688e",
+) -> Bars:
+    """一组权重（或分数）的柱状图，柱顶写数值。
+
+    Parameters
+    ----------
+    values : ndarray of shape (S,)
+    labels : list of str, length S
+    ax : Axes, optional
+    title : str
+    ylim : (float, float)
+        纵轴范围，固定下来，滑块移动时柱子的高低才可比。
+    color : str
+
+    Returns
+    -------
+    Bars
+    """
+    values = np.asarray(values)
+    if values.shape != (len(labels),):
+        raise ValueError(f"values 的形状 {values.shape} 与标签数 {len(labels)} 不符。")
+    if ax is None:
+        ax = new_figure(4.5, 3.0)[1][0]
+    bars = ax.bar(range(len(labels)), values, color=color)
+    ax.set_xticks(range(len(labels)), labels)
+    ax.set_ylim(*ylim)
+    ax.set_title(title)
+    texts = [ax.text(i, v, f"{v:.2f}", ha="center", va="bottom", fontsize=8) for i, v in enumerate(values)]
+    return Bars(bars, texts)

@@ -1,0 +1,138 @@
+"""热力图：矩阵的每个格子一个颜色，两条轴都标上名字（词或特征）。"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import matplotlib
+import numpy as np
+from matplotlib.axes import Axes
+
+from .figure import CMAP, new_figure
+
+__all__ = ["text_color", "Heatmap", "labelled_heatmap", "attention_heatmap"]
+
+
+def text_color(value: float, vmax: float) -> str:
+    """格子里数字的颜色：viridis 亮处用黑字，暗处用白字。"""
+    return "black" if value > 0.6 * vmax else "white"
+
+
+@dataclass
+class Heatmap:
+    """``attention_heatmap`` 画出的东西：图像和格子里的数字，可用 ``update`` 换数据。"""
+
+    image: matplotlib.image.AxesImage
+    texts: list
+
+    @property
+    def artists(self) -> list:
+        """随数据变化的图元（给可交互图的局部重画用）。"""
+        return [self.image, *self.texts]
+
+    def set_values(self, weights: np.ndarray) -> None:
+        """换一组同形状的数值，只改像素和数字（要求画的时候每个格子都写了数）。"""
+        weights = np.asarray(weights)
+        self.image.set_data(weights)
+        vmax = self.image.norm.vmax
+        for text, value in zip(self.texts, weights.ravel()):
+            text.set_text(f"{value:.2f}")
+            text.set_color(text_color(value, vmax))
+
+
+def labelled_heatmap(
+    matrix: np.ndarray,
+    row_labels: list[str] | tuple[str, ...],
+    col_labels: list[str] | tuple[str, ...],
+    ax: Axes | None = None,
+    title: str = "",
+    vmax: float = 1.0,
+    annotate: bool = True,
+    skip_zeros: bool = False,
+    aspect: str = "equal",
+) -> Heatmap:
+    """带名字的热力图：第 i 行第 j 列的格子颜色 = ``matrix[i, j]``，两条轴都标上名字。
+
+    Parameters
+    ----------
+    matrix : ndarray of shape (R, C)
+    row_labels : list of str, length R
+    col_labels : list of str, length C
+        名字较长（超过 3 个字符）时斜着写，免得挤在一起。
+    ax : Axes, optional
+    title : str
+    vmax : float
+        颜色上限（下限是 0），固定下来，几张图的颜色才可比。
+    annotate : bool
+        是否在每个格子里写上数值。
+    skip_zeros : bool
+        为 True 时值为 0 的格子不写数（只看非零的特征）。
+    aspect : str
+        ``"equal"`` 格子是正方形；``"auto"`` 格子随图拉伸。
+
+    Returns
+    -------
+    Heatmap
+    """
+    matrix = np.asarray(matrix)
+    if matrix.shape != (len(row_labels), len(col_labels)):
+        raise ValueError(
+            f"matrix 的形状 {matrix.shape} 与名字个数不符：期望 ({len(row_labels)}, {len(col_labels)})。"
+        )
+    if ax is None:
+        ax = new_figure(max(4.5, 0.5 * len(col_labels) + 2.0), 0.4 * len(row_labels) + 2.2)[1][0]
+    image = ax.imshow(matrix, cmap=CMAP, vmin=0.0, vmax=vmax, aspect=aspect)
+    if max(map(len, col_labels)) > 3:
+        ax.set_xticks(range(len(col_labels)), col_labels, rotation=45, ha="right", rotation_mode="anchor")
+    else:
+        ax.set_xticks(range(len(col_labels)), col_labels)
+    ax.set_yticks(range(len(row_labels)), row_labels)
+    ax.set_title(title)
+    texts = []
+    if annotate:
+        for (i, j), value in np.ndenumerate(matrix):
+            if value != 0 or not skip_zeros:
+                texts.append(ax.text(j, i, f"{value:.2f}", ha="center", va="center", fontsize=8,
+                                     color=text_color(value, vmax)))
+    ax.figure.colorbar(image, ax=ax, shrink=0.8)
+    return Heatmap(image, texts)
+
+
+def attention_heatmap(
+    weights: np.ndarray,
+    row_tokens: list[str],
+    col_tokens: list[str] | None = None,
+    ax: Axes | None = None,
+    title: str = "注意力权重",
+    annotate: bool = True,
+    vmax: float = 1.0,
+) -> Heatmap:
+    """注意力权重热力图：行 = 查询词 (query)，列 = 键词 (key)，两条轴都标上词。
+
+    Parameters
+    ----------
+    weights : ndarray of shape (T, S)
+    row_tokens : list of str, length T
+    col_tokens : list of str, length S, optional
+        默认与 ``row_tokens`` 相同（自注意力）。
+    ax : Axes, optional
+    title : str
+    annotate : bool
+        是否在每个格子里写上数值。
+    vmax : float
+        颜色上限，默认 1（权重的最大可能值），这样不同图之间颜色可比。
+
+    Returns
+    -------
+    Heatmap
+
+    Raises
+    ------
+    ValueError
+        ``weights`` 的形状与词数不符。
+    """
+    col_tokens = row_tokens if col_tokens is None else col_tokens
+    heat = labelled_heatmap(weights, row_tokens, col_tokens, ax=ax, title=title, vmax=vmax, annotate=annotate)
+    heat.image.axes.set_xlabel("被关注的词（键 Key）")
+    heat.image.axes.set_ylabel("提问的词（查询 Query）")
+    return heat

@@ -1,0 +1,31 @@
+// 静态网页上的滑块播放器：拖动原生 range 滑块 = 换一帧预先画好的图。没有内核、没有网络也能用。
+// 数据在同一个 .tlx 元素里的 <script type="application/json" class="tlx-data">；格式由 static.py 定义。
+(function () {
+  document.querySelectorAll(".tlx:not([data-ready])").forEach(function (root) {
+    root.setAttribute("data-ready", "1");
+    var data = JSON.parse(root.querySelector("script.tlx-data").textContent);
+    var img = root.querySelector("img"), inputs = root.querySelectorAll("input.tlx-range");
+    var outputs = root.querySelectorAll("output");
+    function show() {
+      var idx = 0;
+      inputs.forEach(function (inp, i) {
+        var s = data.sliders[i], v = s.values[Number(inp.value)];
+        idx = idx * s.values.length + Number(inp.value);
+        outputs[i].textContent = v;
+        inp.setAttribute("aria-valuetext", s.label + " = " + v);
+      });
+      img.src = data.urls ? data.urls[idx] : "data:image/png;base64," + data.frames[idx];
+      img.alt = data.alts[idx];
+      root.setAttribute("data-frame", idx);
+    }
+    inputs.forEach(function (inp) { inp.addEventListener("input", show); });
+    if (data.urls) {  // 网站上帧是单独的文件：图快进入视野时再预取，页面首次加载只下载第一帧
+      var prefetch = function () { data.urls.forEach(function (u) { new Image().src = u; }); };
+      if (!("IntersectionObserver" in window)) { prefetch(); return; }
+      var seen = new IntersectionObserver(function (entries) {
+        if (entries.some(function (e) { return e.isIntersecting; })) { seen.disconnect(); prefetch(); }
+      }, {rootMargin: "600px"});
+      seen.observe(root);
+    }
+  });
+})();

@@ -1,0 +1,128 @@
+"""没有内核时的滑块：所有帧 + 原生 range 滑块 + 一小段换帧脚本（``player.js``），写成一段 HTML。
+
+本模块是这种 HTML 格式唯一的主人：生成它（``render_html``）、在建网站时把帧搬成文件
+（``externalize_frames``）、以及读回它（``read_player``，测试和基准脚本用）都在这里。
+
+格式::
+
+    <div class="tlx" id="tlx-…" role="group" aria-label="图名" data-frame="初始帧号">
+      <img src="初始帧" alt="…">
+      <div class="tlx-control"><label for="…">名字 = <output>值</output></label><input class="tlx-range" …></div> …
+      <script type="application/json" class="tlx-data">{"sliders": …, "frames"|"urls": …, "alts": …}</script>
+      <script>player.js</script>
+    </div>
+
+帧的顺序与 ``Explorable.grid()`` 相同（第一个滑块变化最慢）。只有初始帧的预览（存进 notebook 的那种）
+是 ``<div class="tlx-preview">``：一张图和一句说明，没有滑块、没有脚本。
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import html
+import itertools
+import json
+import os
+import re
+from pathlib import Path
+
+__all__ = ["ALL_FRAMES_ENV", "wants_all_frames", "render_html", "externalize_frames", "read_player"]
+
+# 建网站时由 book/_ext/offline_site.py 设为 "1"：内核里执行的 notebook 也输出全部帧。
+ALL_FRAMES_ENV = "TRANSFORMER_LAB_ALL_FRAMES"
+PLAYER_JS = (Path(__file__).with_name("player.js")).read_text(encoding="utf-8")
+
+_DATA = re.compile(r'(<script type="application/json" class="tlx-data">)(.*?)(</script>)', re.S)
+_FIRST_FRAME = re.compile(r'(<div class="tlx"[^>]*>\s*<img src=")data:image/png;base64,([^"]+)(")')
+_ids = itertools.count(1)  # 同一张图在一页上出现两次，元素 id 也不重复
+
+
+def wants_all_frames(live: bool) -> bool:
+    """要不要把每一帧都写进 HTML：没有内核时要（那是读者唯一能拖的滑块）；有内核时只在建网站时要。
+
+    有内核时读者用的是活滑块，预先画完全部帧只会让图晚出现几秒，所以只写初始帧的预览；
+    存进仓库的 notebook 也因此只带一帧。
+    """
+    return not live or os.environ.get(ALL_FRAMES_ENV) == "1"
+
+
+def _json_for_html(data: dict) -> str:
+    """写进 <script> 的 JSON：转义 < > &，标签文字里即使有 "</script>" 或 "<!--" 也关不掉这段脚本。"""
+    text = json.dumps(data, ensure_ascii=False)
+    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+
+
+def _b64(png: bytes) -> str:
+    return base64.b64encode(png).decode("ascii")
+
+
+def render_html(ex, all_frames: bool = True) -> str:
+    """把一张 Explorable 写成不需要内核和网络的 HTML（``ex`` 按鸭子类型使用，本模块不导入它的类）。
+
+    ``all_frames=False`` 时只画初始那一帧，写成一张静态预览图加一句说明。
+    """
+    start = ex.start
+    if not all_frames:
+        return (
+            f'<div class="tlx-preview" role="figure" aria-label="{html.escape(ex.title)}">'
+            f'<img src="data:image/png;base64,{_b64(ex.png(start, palette=True))}" '
+            f'alt="{html.escape(ex.alt_text(**start))}" style="max-width:100%;height:auto">'
+            f'<p style="font-size:0.9em;color:#555">静态预览：运行这个单元格后可以拖动滑块'
+            f'（{html.escape("；".join(s.shown for s in ex.sliders))}）。</p></div>'
+        )
+    grid = ex.grid()
+    frames = [_b64(ex.png(p, palette=True)) for p in grid]
+    alts = [ex.alt_text(**p) for p in grid]
+    idx = grid.index(start)
+    uid = f"tlx-{hashlib.sha1(ex.title.encode()).hexdigest()[:8]}-{next(_ids)}"
+    sliders = [{"label": s.shown, "values": [str(v) for v in s.values]} for s in ex.sliders]
+    data = _json_for_html({"sliders": sliders, "frames": frames, "alts": alts})
+    controls = "".join(_control(f"{uid}-{i}", s) for i, s in enumerate(ex.sliders))
+    return (
+        f'<div class="tlx" id="{uid}" role="group" aria-label="{html.escape(ex.title)}" data-frame="{idx}">'
+        f'<img src="data:image/png;base64,{frames[idx]}" alt="{html.escape(alts[idx])}" '
+        f'style="max-width:100%;height:auto">{controls}'
+        f'<script type="application/json" class="tlx-data">{data}</script>'
+        f"<script>{PLAYER_JS}</script></div>"
+    )
+
+
+def _control(sid: str, s) -> str:
+    """一个原生 range 滑块和它的标签；滑块的值是网格里的下标。"""
+    shown, value = html.escape(s.shown), html.escape(str(s.start))
+    return (
+        f'<div class="tlx-control" style="display:flex;align-items:center;gap:0.8em;margin:0.3em 0">'
+        f'<label for="{sid}" style="min-width:7em;font-family:monospace">{shown} = '
+        f'<output for="{sid}">{value}</output></label>'
+        f'<input class="tlx-range" id="{sid}" type="range" min="0" max="{len(s.values) - 1}" step="1" '
+        f'value="{s.values.index(s.start)}" style="width:min(24em,60%)" aria-valuetext="{shown} = {value}"></div>'
+    )
+
+
+def read_player(page: str) -> list[dict]:
+    """读出一段 HTML 里每个滑块播放器的数据（``sliders``、``frames`` 或 ``urls``、``alts``）。"""
+    return [json.loads(m.group(2)) for m in _DATA.finditer(page)]
+
+
+def _save(frame_b64: str, folder: Path) -> str:
+    raw = base64.b64decode(frame_b64)
+    name = hashlib.sha1(raw).hexdigest()[:16] + ".png"
+    (folder / name).write_bytes(raw)
+    return name
+
+
+def externalize_frames(page: str, folder: Path, prefix: str) -> str:
+    """把 HTML 里每个播放器的 base64 帧写成 ``folder`` 里的文件（文件名是内容哈希），换成 ``prefix + 文件名``。
+
+    网页首次加载只下载每张图的当前帧，其余帧在图快进入视野时才预取（见 ``player.js``），
+    而且省掉了 base64 多出的三分之一。
+    """
+
+    def swap_data(m):
+        data = json.loads(m.group(2))
+        data["urls"] = [prefix + _save(f, folder) for f in data.pop("frames")]
+        return m.group(1) + _json_for_html(data) + m.group(3)
+
+    page = _DATA.sub(swap_data, page)
+    return _FIRST_FRAME.sub(lambda m: m.group(1) + prefix + _save(m.group(2), folder) + m.group(3), page)
