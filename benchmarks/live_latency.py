@@ -15,7 +15,7 @@ import time
 import numpy as np
 
 import transformer_lab as tl
-from transformer_lab.plotting import new_figure
+from transformer_lab.plot.figure import new_figure
 
 REPEAT = 3
 
@@ -66,12 +66,12 @@ def main() -> None:
     rows = []
     for name, make in tl.explore.catalog().items():
         ex = make()
-        fig, _view = ex._view()
+        ex.figure  # 建好图（只建一次），计时只量拖动
         items = moves(ex)
 
         ref = reference(ex, len(items))
         draw = timed(lambda p: ex.render(**p), items)
-        full = timed(lambda p: ex.png(**p), items)
+        full = timed(lambda p: ex.png(p), items)
         rows.append((name, len(items), np.median(ref), np.median(draw), np.percentile(draw, 95),
                      np.median(draw) / np.median(ref), np.median(full), np.percentile(full, 95)))
     head = ("可交互图", "拖动次数", "参照 ms", "update+draw 中位 ms", "p95 ms", "比值", "活滑块全程 中位 ms", "p95 ms")

@@ -1,18 +1,34 @@
-"""坏输入一张表：每行 = (id, 调用, 期望的异常类型, 中文报错必须匹配的正则)。
+"""坏输入一张表（einops 风格）：每行 = (id, 调用, 期望的异常类型, 中文报错必须匹配的正则)。
 
+包里每个公开函数文档里写明的报错都在这里，全部经过 conftest.py 的 ``check_error``：
+恰好是这个异常类型（不是 numpy 内部的子类）、信息匹配正则、而且是中文。
 正则要求报错信息写出参数名 (q、mask、num_heads ...) 和收到的值 (通常是 shape)。
 """
 
-import re
-
 import numpy as np
 import pytest
+from conftest import check_error
 
 import transformer_lab as tl
-from transformer_lab import scaling, similarity
+from transformer_lab.core import qkv, rnn
+from transformer_lab.core import similarity as core_similarity
+from transformer_lab.figures import ch02_self_attention as ch02
+from transformer_lab.lessons import costs, geometry, library, saturation, show, timing
+from transformer_lab.lessons import dependency_graph as graph
+from transformer_lab.lessons import toy_sentences as toy
+from transformer_lab.widgets.explorable import Slider
 
 Q, K, V = np.ones((3, 4)), np.ones((5, 4)), np.ones((5, 2))  # (T, d_k), (S, d_k), (S, d_v)
 X, W, B = np.ones((3, 4)), np.eye(4), np.zeros(4)  # (T, D), (D, D), (D,)
+D = len(toy.FEATURES)
+RNG = np.random.default_rng(0)
+JX, WX, WH = np.ones((3, 2)), np.ones((2, 4)), np.eye(4)  # 第 1 章雅可比矩阵的 W_xh (d_in=2, d_h=4)、W_hh
+CYCLE = {"a": ("b",), "b": ("a",), "c": ("x",)}
+# 第 3 章的手算例子：D = 3 → d_k = 2
+QX = np.array([[2.0, 0.0, 1.0], [0.0, 1.0, 2.0], [1.0, 2.0, 0.0]])
+QW_Q = np.array([[0.0, 1.0], [0.0, 0.0], [1.0, 0.0]])
+QW_K = np.array([[1.0, 0.0], [0.0, 1.0], [0.0, 0.0]])
+QW_V = np.array([[1.0, 1.0], [0.0, 1.0], [1.0, 0.0]])
 
 
 def sdpa(**kw):
@@ -25,7 +41,7 @@ def mha(**kw):
     return lambda: tl.multi_head_attention(**args)
 
 
-def rnn(**kw):
+def rnn_fw(**kw):
     args = dict(x=np.ones((4, 2)), w_xh=np.ones((2, 3)), w_hh=np.eye(3)) | kw
     return lambda: tl.rnn_forward(**args)
 
@@ -36,9 +52,10 @@ def call(fn, *a, **kw):
 
 NAN, INF = np.array([[1.0, np.nan, 0, 0]] * 3), np.array([[1.0, np.inf, 0, 0]] * 5)
 ROW1_FALSE = np.array([[True] * 5, [False] * 5, [True] * 5])
-VE, TE = ValueError, TypeError
+VE, TE, AE = ValueError, TypeError, AttributeError
 
-CASES = [
+ERROR_CASES = [
+    # ================================================================ core
     # ---- scaled_dot_product_attention：形状
     ("sdpa-d_k-mismatch", sdpa(k=np.ones((5, 3))), VE, r"d_k.*q\.shape=\(3, 4\).*k\.shape=\(5, 3\)"),
     ("sdpa-S-mismatch", sdpa(v=np.ones((6, 2))), VE, r"k 与 v.*\(S.*k\.shape=\(5, 4\).*v\.shape=\(6, 2\)"),
@@ -107,38 +124,185 @@ CASES = [
     ("pe-base-string", call(tl.sinusoidal_positional_encoding, 4, 4, base="1e4"), TE, r"base 必须是正实数.*'1e4'"),
     ("pe-d_model-float", call(tl.sinusoidal_positional_encoding, 4, 4.0), TE, r"d_model 必须是正整数.*float 4\.0"),
     # ---- RNN
-    ("rnn-w_hh-not-square", rnn(w_hh=np.ones((3, 2))), VE, r"w_hh 的形状应为 \(3, 3\).*\(3, 2\)"),
-    ("rnn-x-1d", rnn(x=np.ones(2)), VE, r"x 至少要有 2 维.*shape=\(2,\)"),
-    ("rnn-x-3d", rnn(x=np.ones((1, 4, 2))), VE, r"x 的形状应为 \(任意, 任意\).*\(1, 4, 2\)"),
-    ("rnn-w_xh-rows", rnn(w_xh=np.ones((3, 3))), VE, r"w_xh 的形状应为 \(2, 任意\).*\(3, 3\).*d_in=2"),
-    ("rnn-h0-length", rnn(h0=np.zeros(2)), VE, r"h0 的形状应为 \(3,?\).*\(2,\)"),
-    ("rnn-b_h-length", rnn(b_h=np.zeros(4)), VE, r"b_h 的形状应为 \(3,?\).*\(4,\)"),
-    ("rnn-b_h-expected-shape-is-a-tuple", rnn(b_h=np.zeros(4)), VE, r"b_h 的形状应为 \(3,\)"),
-    # ---- similarity / scaling
-    ("dot-length-mismatch", call(similarity.dot, np.ones(2), np.ones(3)), VE, r"a\.shape=\(2,\).*b\.shape=\(3,\)"),
-    ("dot-list", call(similarity.dot, [3, 4], np.ones(2)), TE, r"a 必须是 NumPy 数组.*list"),
-    ("cosine-zero-vector", call(similarity.cosine_similarity, np.ones(2), np.zeros(2)), VE, r"b 在位置 .* 是长度为 0 的向量.*零向量"),
-    ("jacobian-negative", call(scaling.softmax_jacobian, np.array([1.5, -0.5])), VE, r"p 必须是一组概率"),
-    ("jacobian-shows-received-sum", call(scaling.softmax_jacobian, np.array([0.5, 0.2])), VE, r"p 必须是一组概率.*0\.7"),
-    ("variance-rng-int", call(scaling.dot_product_variance, 4, 10, 0), TE, r"rng 必须是 np\.random\.Generator.*int"),
-    ("variance-num_samples-1", call(scaling.dot_product_variance, 4, 1, np.random.default_rng(0)), VE,
+    ("rnn-w_hh-not-square", rnn_fw(w_hh=np.ones((3, 2))), VE, r"w_hh 的形状应为 \(3, 3\).*\(3, 2\)"),
+    ("rnn-x-1d", rnn_fw(x=np.ones(2)), VE, r"x 至少要有 2 维.*shape=\(2,\)"),
+    ("rnn-x-3d", rnn_fw(x=np.ones((1, 4, 2))), VE, r"x 的形状应为 \(任意, 任意\).*\(1, 4, 2\)"),
+    ("rnn-w_xh-rows", rnn_fw(w_xh=np.ones((3, 3))), VE, r"w_xh 的形状应为 \(2, 任意\).*\(3, 3\).*d_in=2"),
+    ("rnn-h0-length", rnn_fw(h0=np.zeros(2)), VE, r"h0 的形状应为 \(3,?\).*\(2,\)"),
+    ("rnn-b_h-length", rnn_fw(b_h=np.zeros(4)), VE, r"b_h 的形状应为 \(3,?\).*\(4,\)"),
+    ("rnn-b_h-expected-shape-is-a-tuple", rnn_fw(b_h=np.zeros(4)), VE, r"b_h 的形状应为 \(3,\)"),
+    # ---- similarity / saturation
+    ("dot-length-mismatch", call(core_similarity.dot, np.ones(2), np.ones(3)), VE, r"a\.shape=\(2,\).*b\.shape=\(3,\)"),
+    ("dot-list", call(core_similarity.dot, [3, 4], np.ones(2)), TE, r"a 必须是 NumPy 数组.*list"),
+    ("cosine-zero-vector", call(core_similarity.cosine_similarity, np.ones(2), np.zeros(2)), VE, r"b 在位置 .* 是长度为 0 的向量.*零向量"),
+    ("jacobian-negative", call(saturation.softmax_jacobian, np.array([1.5, -0.5])), VE, r"p 必须是一组概率"),
+    ("jacobian-shows-received-sum", call(saturation.softmax_jacobian, np.array([0.5, 0.2])), VE, r"p 必须是一组概率.*0\.7"),
+    ("variance-rng-int", call(saturation.dot_product_variance, 4, 10, 0), TE, r"rng 必须是 np\.random\.Generator.*int"),
+    ("variance-num_samples-1", call(saturation.dot_product_variance, 4, 1, np.random.default_rng(0)), VE,
      r"num_samples 至少为 2.*1"),
-    ("saturation-d_k-0", call(scaling.saturation_demo, 0, 8, np.random.default_rng(0)), VE, r"d_k 必须是正整数.*0"),
+    ("saturation-d_k-0", call(saturation.saturation_demo, 0, 8, np.random.default_rng(0)), VE, r"d_k 必须是正整数.*0"),
+
+    # ---- core/rnn：正交权重、雅可比矩阵、第 1 章的 RNN（其余 RNN 的行在上面）
+    ("rnn-deps-0", lambda: graph.rnn_dependencies(0), ValueError, r"T 必须是正整数.*0"),
+    ("rnn-deps-str", lambda: graph.rnn_dependencies("3"), TypeError, r"T 必须是正整数.*'3'"),
+    ("att-deps-neg", lambda: graph.attention_dependencies(-2), ValueError, r"T 必须是正整数.*-2"),
+    ("att-deps-float", lambda: graph.attention_dependencies(2.0), TypeError, r"T 必须是正整数.*float 2\.0"),
+    ("steps-not-dict", lambda: graph.sequential_steps([("a", "x")]), TypeError, r"graph 必须是 dict.*list"),
+    ("steps-empty", lambda: graph.sequential_steps({}), ValueError, r"graph 是空的"),
+    ("steps-cycle", lambda: graph.sequential_steps(CYCLE), ValueError, r"graph 里有环.*\['a', 'b'\]"),
+    ("hops-not-dict", lambda: graph.path_length("h1", "x1", "h1"), TypeError, r"graph 必须是 dict.*str"),
+    ("hops-cycle", lambda: graph.path_length(CYCLE, "x", "c"), ValueError, r"graph 里有环"),
+    ("hops-target-input", lambda: graph.path_length(graph.rnn_dependencies(3), "x1", "x3"), ValueError,
+     r"target='x3' 不是 graph 里的计算结点.*'h1'"),
+    ("hops-unreachable", lambda: graph.path_length(graph.rnn_dependencies(3), "x3", "h2"), ValueError,
+     r"从 source='x3' 到不了 target='h2'"),
+    ("orth-d_h-0", lambda: rnn.orthogonal_recurrent_weights(0, 1.0, RNG), ValueError, r"d_h 必须是正整数.*0"),
+    ("orth-gain-0", lambda: rnn.orthogonal_recurrent_weights(3, 0.0, RNG), ValueError, r"gain 必须是有限的正实数.*0\.0"),
+    ("orth-gain-inf", lambda: rnn.orthogonal_recurrent_weights(3, np.inf, RNG), ValueError, r"gain .*inf"),
+    ("orth-gain-str", lambda: rnn.orthogonal_recurrent_weights(3, "1", RNG), TypeError, r"gain 必须是正实数.*'1'"),
+    ("orth-rng-int", lambda: rnn.orthogonal_recurrent_weights(3, 1.0, 0), TypeError,
+     r"rng 必须是 np\.random\.Generator.*int"),
+    ("jac-x-list", lambda: rnn.input_jacobians(JX.tolist(), WX, WH), TypeError, r"x 必须是 NumPy 数组.*list"),
+    ("jac-w_hh-shape", lambda: rnn.input_jacobians(JX, WX, np.ones((4, 3))), ValueError,
+     r"w_hh 的形状应为 \(4, 4\).*\(4, 3\)"),
+    ("jac-w_xh-rows", lambda: rnn.input_jacobians(JX, np.ones((3, 4)), WH), ValueError, r"w_xh 的形状应为 \(2, 任意\)"),
+    ("jac-x-nan", lambda: rnn.input_jacobians(np.full((3, 2), np.nan), WX, WH), ValueError, r"x 含有 NaN"),
+    ("jac-h0-linear", lambda: rnn.input_jacobians(JX, WX, WH, h0=np.zeros(3), linear=True), ValueError,
+     r"h0 的形状应为"),
+    ("macs-rnn-0", lambda: costs.rnn_multiply_adds(0, 2, 2), ValueError, r"T 必须是正整数.*0"),
+    ("macs-rnn-d_h-float", lambda: costs.rnn_multiply_adds(2, 2, 2.5), TypeError, r"d_h 必须是正整数.*2\.5"),
+    ("macs-att-S-0", lambda: costs.attention_multiply_adds(2, 4, S=0), ValueError, r"S 必须是正整数.*0"),
+    ("macs-att-d_v-bool", lambda: costs.attention_multiply_adds(2, 4, d_v=True), TypeError, r"d_v 必须是正整数.*bool"),
+    ("time-empty", lambda: timing.time_rnn_vs_attention((), 4, RNG), ValueError, r"lengths 必须是非空的元组或列表.*\(\)"),
+    ("time-str", lambda: timing.time_rnn_vs_attention("16", 4, RNG), ValueError, r"lengths 必须是非空的元组或列表.*'16'"),
+    ("time-T-0", lambda: timing.time_rnn_vs_attention((8, 0), 4, RNG), ValueError, r"lengths 里的每个 T 必须是正整数.*0"),
+    ("time-d-0", lambda: timing.time_rnn_vs_attention((8,), 0, RNG), ValueError, r"d 必须是正整数.*0"),
+    ("time-repeat-0", lambda: timing.time_rnn_vs_attention((8,), 4, RNG, repeat=0), ValueError, r"repeat 必须是正整数"),
+    ("time-rng", lambda: timing.time_rnn_vs_attention((8,), 4, 42), TypeError, r"rng 必须是 np\.random\.Generator"),
+
+    ("chapter_rnn-T-0", call(tl.chapter_rnn, 0, 4, 16, RNG), VE, r"T 必须是正整数.*0"),
+    ("chapter_rnn-d_h-float", call(tl.chapter_rnn, 3, 4, 16.0, RNG), TE, r"d_h 必须是正整数.*float 16\.0"),
+    ("chapter_rnn-rng-int", call(tl.chapter_rnn, 3, 4, 16, 1), TE, r"rng 必须是 np\.random\.Generator.*int"),
+    # ---- core/qkv 与 lessons/geometry、lessons/library（第 3 章）
+    ("qkv-x-list", lambda: qkv.qkv_projections([[1.0, 2.0, 3.0]], QW_Q, QW_K, QW_V), TypeError, r"x 必须是 NumPy 数组.*list"),
+    ("qkv-x-1d", lambda: qkv.qkv_projections(np.ones(3), QW_Q, QW_K, QW_V), ValueError, r"x 至少要有 2 维.*shape=\(3,\)"),
+    ("qkv-x-nan", lambda: qkv.qkv_projections(np.full((2, 3), np.nan), QW_Q, QW_K, QW_V), ValueError, r"x 含有 NaN"),
+    ("qkv-w_q-rows", lambda: qkv.qkv_projections(QX, np.ones((4, 2)), QW_K, QW_V), ValueError,
+     r"w_q 的形状应为 \(D, 输出维数\) = \(3, 任意\).*\(4, 2\).*D=3"),
+    ("qkv-w_v-1d", lambda: qkv.qkv_projections(QX, QW_Q, QW_K, np.ones(3)), ValueError, r"w_v 的形状应为.*\(3,\)"),
+    ("qkv-w_k-bool", lambda: qkv.qkv_projections(QX, QW_Q, np.ones((3, 2), bool), QW_V), TypeError, r"w_k 的 dtype.*bool"),
+    ("qkv-d_k-mismatch", lambda: qkv.qkv_projections(QX, QW_Q, np.ones((3, 4)), QW_V), ValueError,
+     r"w_q 与 w_k 的列数 \(d_k\) 必须相等.*w_q\.shape=\(3, 2\).*w_k\.shape=\(3, 4\)"),
+    ("init-d_model-zero", lambda: qkv.init_qkv_weights(0, 2, np.random.default_rng()), ValueError, r"d_model 必须是正整数.*0"),
+    ("init-d_k-float", lambda: qkv.init_qkv_weights(4, 2.0, np.random.default_rng()), TypeError, r"d_k 必须是正整数.*float"),
+    ("init-d_v-negative", lambda: qkv.init_qkv_weights(4, 2, np.random.default_rng(), d_v=-1), ValueError,
+     r"d_v 必须是正整数.*-1"),
+    ("init-rng-int", lambda: qkv.init_qkv_weights(4, 2, 0), TypeError, r"rng 必须是 np\.random\.Generator.*int"),
+    ("vec-length-negative", lambda: geometry.vector_2d(-1.0, 0), ValueError, r"length 不能是负数.*-1\.0"),
+    ("vec-length-bool", lambda: geometry.vector_2d(True, 0), TypeError, r"length 必须是实数.*bool"),
+    ("vec-angle-str", lambda: geometry.vector_2d(1.0, "30"), TypeError, r"angle_deg 必须是实数.*字符串 '30'"),
+    ("vec-angle-inf", lambda: geometry.vector_2d(1.0, float("inf")), ValueError, r"angle_deg 必须是有限实数.*inf"),
+    ("key-k-1d", lambda: geometry.with_key_length(np.ones(3), 0, 1.0), ValueError, r"k 至少要有 2 维"),
+    ("key-k-3d", lambda: geometry.with_key_length(np.ones((2, 2, 2)), 0, 1.0), ValueError,
+     r"k 的形状应为 \(任意, 任意\).*\(2, 2, 2\)"),
+    ("key-index-float", lambda: geometry.with_key_length(np.ones((2, 2)), 1.0, 1.0), TypeError, r"index 必须是整数.*float"),
+    ("key-index-range", lambda: geometry.with_key_length(np.ones((2, 2)), 2, 1.0), ValueError, r"index=2 越界.*S=2.*\[0, 1\]"),
+    ("key-index-negative", lambda: geometry.with_key_length(np.ones((2, 2)), -1, 1.0), ValueError, r"index=-1 越界"),
+    ("key-zero-row", lambda: geometry.with_key_length(np.array([[0.0, 0.0], [1.0, 0.0]]), 0, 1.0), ValueError,
+     r"第 0 个键是零向量"),
+    ("key-length-zero", lambda: geometry.with_key_length(np.ones((2, 2)), 0, 0.0), ValueError, r"length 必须是有限的正实数.*0\.0"),
+    ("key-length-str", lambda: geometry.with_key_length(np.ones((2, 2)), 0, "2"), TypeError, r"length 必须是正实数.*字符串"),
+    ("readout-features-1d", lambda: library.linear_readout(np.ones(4), np.arange(4.0)), ValueError,
+     r"features 的形状应为 \(任意, 任意\).*\(4,\)"),
+    ("readout-target-length", lambda: library.linear_readout(np.ones((4, 1)), np.arange(3.0)), ValueError,
+     r"target 的形状应为 \(4,?\).*\(3,\)"),
+    ("readout-one-sample", lambda: library.linear_readout(np.ones((1, 1)), np.ones(1)), ValueError, r"至少要有 2 个样本.*N=1"),
+    ("readout-constant-target", lambda: library.linear_readout(np.eye(3), np.ones(3)), ValueError, r"target 的所有值都相同"),
+    ("readout-target-list", lambda: library.linear_readout(np.eye(3), [1.0, 2.0, 3.0]), TypeError, r"target 必须是 NumPy 数组"),
+    ("lib-one-shelf", lambda: library.library_experiment(1, 4, np.random.default_rng()), ValueError, r"num_shelves 至少为 2.*1"),
+    ("lib-books-zero", lambda: library.library_experiment(10, 0, np.random.default_rng()), ValueError, r"num_books 必须是正整数"),
+    ("lib-sharpness", lambda: library.library_experiment(10, 4, np.random.default_rng(), sharpness=-1.0), ValueError,
+     r"sharpness 必须是有限的正实数.*-1\.0"),
+    ("lib-rng", lambda: library.library_experiment(10, 4, np.random.RandomState(0)), TypeError, r"rng 必须是.*RandomState"),
+
+    # ================================================================ lessons
+    # ---- toy_sentences（第 2 章）
+    ("toy-name-unknown", lambda: toy.toy_sentence("cat"), ValueError, r"name='cat' 不存在.*'animal'、'apple'"),
+    ("toy-name-int", lambda: toy.toy_sentence(3), TypeError, r"name 必须是字符串.*int 3.*'animal'"),
+    ("toy-variant-unknown", lambda: toy.toy_sentence("animal", "sleepy"), ValueError,
+     r"variant='sleepy' 不存在.*'tired'、'hungry'、'wide'、'crowded'"),
+    ("toy-variant-other-sentence", lambda: toy.toy_sentence("apple", "tired"), ValueError, r"variant='tired' 不存在.*'她饿了'"),
+    ("toy-variant_names-unknown", lambda: toy.variant_names("dog"), ValueError, r"name='dog' 不存在"),
+    ("toy-embed-unknown-word", lambda: toy.embed(["the", "cat"]), ValueError, r"tokens 里的词='cat' 不存在.*'animal'"),
+    ("toy-embed-empty", lambda: toy.embed([]), ValueError, r"tokens 不能为空"),
+    ("toy-embed-string", lambda: toy.embed("the animal"), TypeError, r"tokens 必须是字符串的列表或元组.*字符串 'the animal'"),
+    ("toy-embed-non-string", lambda: toy.embed(["the", 1]), TypeError, r"tokens 必须是字符串的列表或元组.*list"),
+    ("toy-turn-3", lambda: toy.turn_weights(3), ValueError, r"turn 只能是 1（找线索）或 2（找指代），收到的是 3"),
+    ("toy-turn-0", lambda: toy.turn_weights(0), ValueError, r"turn 必须是正整数.*0"),
+    ("toy-turn-string", lambda: toy.turn_weights("1"), TypeError, r"turn 必须是正整数.*'1'"),
+    ("toy-turn-bool", lambda: toy.turn_weights(True), TypeError, r"turn 必须是正整数.*bool"),
+    ("toy-round-x-shape", lambda: toy.attention_turn(np.ones((3, 5)), 1), ValueError, r"x 的形状应为 \(任意, 12\).*\(3, 5\)"),
+    ("toy-round-x-list", lambda: toy.attention_turn([[0.0] * D], 1), TypeError, r"x 必须是 NumPy 数组.*list"),
+    ("toy-discuss-nan", lambda: toy.discuss(np.full((2, D), np.nan)), ValueError, r"x 含有 NaN"),
+    ("toy-explain-shape", lambda: toy.explain_matrix(np.eye(3)), ValueError, r"w 的形状应为 \(12, 12\).*\(3, 3\)"),
+    ("toy-explorer-unknown", lambda: ch02.attention_explorer("cat"), ValueError, r"name='cat' 不存在"),
+    ("toy-feature-heatmap-shape", lambda: ch02.feature_heatmap(np.ones((2, 3)), ["a", "b"]), ValueError, r"的形状 \(2, 3\).*\(2, 12\)"),
+    # ---- saturation（其余的行在上面 similarity / saturation 一节）
+    ("variance-d_k-0", call(saturation.dot_product_variance, 0, 10, RNG), VE, r"d_k 必须是正整数.*0"),
+    ("saturation-num_keys-0", call(saturation.saturation_demo, 4, 0, RNG), VE, r"num_keys 必须是正整数.*0"),
+    ("saturation-rng", call(saturation.saturation_demo, 4, 8, 0), TE, r"rng 必须是 np\.random\.Generator.*int"),
+    # ---- show
+    ("labelled-length", call(show.labelled, ["a"], np.ones(2)), VE, r"values 的形状应为 \(1,?\).*\(2,\)"),
+    ("labelled-list", call(show.labelled, ["a"], [1.0]), TE, r"values 必须是 NumPy 数组.*list"),
+    # ================================================================ figures（可交互图的参数）
+    ("memory-T-0", call(lambda: tl.explore.rnn_memory_decay(T=0)), VE, r"T 必须是正整数.*0"),
+    ("queue-T_max-0", call(lambda: tl.explore.queue_vs_direct(T_max=0)), VE, r"T 必须是正整数.*0"),
+    ("pronoun_shift-unknown", call(lambda: tl.explore.pronoun_shift("cat")), VE, r"name='cat' 不存在"),
+    ("scaling_saturation-num_keys-0", call(lambda: tl.explore.scaling_saturation(num_keys=0)), VE,
+     r"num_keys 必须是正整数.*0"),
+    ("scaling_saturation-num_keys-float", call(lambda: tl.explore.scaling_saturation(num_keys=2.5)), TE,
+     r"num_keys 必须是正整数.*float"),
+    ("scaling_saturation-seed-negative", call(lambda: tl.explore.scaling_saturation(seed=-1)), VE,
+     r"seed 必须是非负整数.*-1"),
+    ("scaling_saturation-seed-string", call(lambda: tl.explore.scaling_saturation(seed="a")), TE,
+     r"seed 必须是非负整数.*字符串"),
+    ("readout_scatter-length", call(lambda: tl.explore.readout_scatter(np.ones(3), {"a": np.ones(2)}, {"a": 0.1}, "t")),
+     VE, r"target 与 prediction 必须是同样长的一维数组.*\(3,\).*\(2,\)"),
+    # ================================================================ widgets：滑块的网格
+    ("slider-one-value", call(Slider, "d_k", (1,)), VE, r"滑块 d_k 至少要有 2 个取值"),
+    ("slider-no-values", call(Slider, "d_k", ()), VE, r"滑块 d_k 至少要有 2 个取值"),
+    ("slider-default-not-in-grid", call(Slider, "d_k", (1, 2, 4), default=3), VE, r"默认值 3 不在网格"),
+    # ================================================================ 改了名的旧模块：报错指出新家
+    ("renamed-projections", lambda: tl.projections, AE, r"tl\.projections 已经拆分改名.*tl\.qkv_projections.*tl\.geometry.*tl\.library"),
+    ("renamed-recurrence", lambda: tl.recurrence, AE, r"tl\.recurrence 已经拆分改名.*tl\.dependency_graph.*tl\.input_jacobians"),
+    ("renamed-scaling", lambda: tl.scaling, AE, r"tl\.scaling 已经拆分改名.*tl\.saturation"),
+    ("unknown-attribute", lambda: tl.no_such_thing, AE, r"transformer_lab 没有属性 'no_such_thing'"),
 ]
 
 
-PARAMS = [pytest.param(*c, id=c[0]) for c in CASES]
+@pytest.mark.parametrize("fn, exc_type, pattern", [c[1:] for c in ERROR_CASES], ids=[c[0] for c in ERROR_CASES])
+def test_documented_error(fn, exc_type, pattern):
+    check_error(fn, exc_type, pattern)
 
 
-@pytest.mark.parametrize("case_id, fn, exc, pattern", PARAMS)
-def test_bad_input_raises_clear_chinese_error(case_id, fn, exc, pattern):
-    with pytest.raises(exc, match=pattern) as info:
-        fn()
-    assert type(info.value) is exc  # 恰好是这个类型（例如不是 numpy 内部抛出的 AxisError 之类的子类）
+def test_case_ids_are_unique():
+    ids = [c[0] for c in ERROR_CASES]
+    assert len(ids) == len(set(ids)), sorted({i for i in ids if ids.count(i) > 1})
 
 
-def test_every_error_message_is_chinese():
-    for case_id, fn, exc, _ in CASES:
-        with pytest.raises(exc) as info:
-            fn()
-        assert re.search(r"[\u4e00-\u9fff]", str(info.value)), f"{case_id}: {info.value}"
+def test_check_error_can_fail():
+    """反证：英文信息、错的类型、子类、不匹配的正则，check_error 都必须判为失败。"""
+    def raise_(exc):
+        def fn():
+            raise exc
+        return fn
+
+    for fn, exc_type, pattern in [
+        (raise_(ValueError("x must be positive")), ValueError, r"x"),  # 不是中文
+        (raise_(TypeError("x 必须是正整数")), ValueError, r"x"),  # 类型不对
+        (raise_(np.exceptions.AxisError("axis 越界")), ValueError, r"axis"),  # 子类也不行
+        (raise_(ValueError("x 必须是正整数")), ValueError, r"y 必须"),  # 正则不匹配
+        (lambda: None, ValueError, r"x"),  # 根本没报错
+    ]:
+        with pytest.raises((AssertionError, pytest.fail.Exception, TypeError, ValueError)):
+            check_error(fn, exc_type, pattern)

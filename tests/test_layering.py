@@ -1,37 +1,132 @@
-"""依赖方向 (数学 → 画图 → 交互) 与中文字体。
+"""依赖方向：文件夹就是层，只许上层导入下层。
 
-数学模块只依赖 NumPy；plotting 才加载 matplotlib；ipywidgets 只在真正要活滑块时才加载。
+层由 ``transformer_lab/`` 下的文件夹（和顶层的几个文件）推出，没有手写的模块清单：新加一个模块，
+它属于所在文件夹的层；新加一个文件夹，要在 ``ALLOWED`` 里写明它能导入谁。导入包括函数体里的延迟导入。
+另有一个子进程探针：只用数学（core、lessons）时，既不加载 matplotlib，也不加载 ipywidgets。
 """
 
+from __future__ import annotations
+
 import ast
-import io
 import json
 import os
 import subprocess
 import sys
-import warnings
 from pathlib import Path
 
-import matplotlib
-import numpy as np
 import pytest
-
-import transformer_lab as tl
 
 ROOT = Path(__file__).resolve().parents[1]
 PKG = ROOT / "transformer_lab"
-MATH = {"attention", "multihead", "positional", "rnn", "similarity", "scaling", "_validation",
-        "recurrence", "costs", "toy_sentences", "projections"}  # 各章的数学模块也只许导入 NumPy
+TOP = "(top)"  # 顶层的 __init__.py 与 explore.py：可以导入任何一层
+
+# 层 → (允许导入的包内层, 允许导入的第三方包)。同一层内部可以互相导入。
+ALLOWED: dict[str, tuple[set[str], set[str]]] = {
+    "_validation": (set(), {"numpy"}),
+    "core": ({"_validation"}, {"numpy"}),
+    "lessons": ({"core", "_validation"}, {"numpy"}),
+    "plot": (set(), {"numpy", "matplotlib", "mplfonts"}),
+    "widgets": ({"plot"}, {"numpy", "matplotlib", "PIL", "ipywidgets", "IPython"}),
+    "figures": ({"lessons", "core", "plot", "widgets", "_validation"}, {"numpy", "matplotlib"}),
+    TOP: ({"_validation", "core", "lessons", "plot", "widgets", "figures"}, {"numpy"}),
+}
+
+
+def layer_of(path: Path) -> str:
+    """``transformer_lab/core/attention.py`` → ``core``；顶层的 ``__init__.py``、``explore.py`` → 顶层。"""
+    rel = path.relative_to(PKG)
+    if len(rel.parts) > 1:
+        return rel.parts[0]
+    return rel.stem if rel.stem.startswith("_") and rel.stem != "__init__" else TOP
+
+
+def imports(source: str, module: str) -> tuple[set[str], set[str]]:
+    """一段源码（模块名 ``module``，如 ``transformer_lab.core.rnn``）导入的 (包内的层, 第三方包)。
+
+    包括函数体里的导入；包内导入按相对路径解析到层。
+    """
+    internal, third_party = set(), set()
+    package = module.split(".")[:-1]
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0:
+            names = [node.module]
+        elif isinstance(node, ast.ImportFrom):
+            base = package[: len(package) - node.level + 1]
+            targets = [node.module] if node.module else [alias.name for alias in node.names]
+            names = [".".join([*base, t]) for t in targets]
+        else:
+            continue
+        for name in names:
+            parts = name.split(".")
+            if parts[0] == "transformer_lab":
+                inner = parts[1] if len(parts) > 1 else ""
+                is_folder = (PKG / inner).is_dir()
+                internal.add(inner if is_folder or inner.startswith("_") else TOP)
+            elif parts[0] not in sys.stdlib_module_names and parts[0] != "__future__":
+                third_party.add(parts[0])
+    return internal, third_party
+
+
+def violations(layer: str, source: str, module: str) -> list[str]:
+    """这段源码违反了本层规则的导入（空列表 = 没问题）。"""
+    assert layer in ALLOWED, f"新的一层 {layer}/：请在 ALLOWED 里写明它能导入哪些层和第三方包"
+    internal, third_party = imports(source, module)
+    ok_internal, ok_third = ALLOWED[layer]
+    bad = [f"包内的 {name}" for name in sorted(internal - ok_internal - {layer})]
+    return bad + [f"第三方的 {name}" for name in sorted(third_party - ok_third)]
+
+
+MODULES = sorted(PKG.rglob("*.py"))
+
+
+@pytest.mark.parametrize("path", MODULES, ids=[str(p.relative_to(PKG)) for p in MODULES])
+def test_imports_point_down_only(path):
+    module = ".".join(("transformer_lab", *path.relative_to(PKG).with_suffix("").parts))
+    bad = violations(layer_of(path), path.read_text(encoding="utf-8"), module)
+    assert not bad, f"{path.relative_to(PKG)}（{layer_of(path)} 层）导入了 {bad}"
+
+
+def test_every_folder_is_a_declared_layer():
+    folders = {p.name for p in PKG.iterdir() if p.is_dir() and (p / "__init__.py").exists()}
+    assert folders <= set(ALLOWED), f"没有写明规则的文件夹：{folders - set(ALLOWED)}"
+
+
+@pytest.mark.parametrize("layer, module, source, expected", [
+    ("core", "transformer_lab.core.x", "from ..plot.figure import new_figure", ["包内的 plot"]),
+    ("core", "transformer_lab.core.x", "def f():\n    import matplotlib.pyplot as plt", ["第三方的 matplotlib"]),
+    ("lessons", "transformer_lab.lessons.x", "from ..figures import ch01_rnn_vs_transformer", ["包内的 figures"]),
+    ("lessons", "transformer_lab.lessons.x", "from .. import explore", ["包内的 (top)"]),
+    ("plot", "transformer_lab.plot.x", "from ..core.attention import softmax", ["包内的 core"]),
+    ("widgets", "transformer_lab.widgets.x", "import transformer_lab.lessons.costs", ["包内的 lessons"]),
+    ("lessons", "transformer_lab.lessons.x", "from ..core.attention import attend\nfrom .. import _validation", []),
+], ids=["core-imports-plot", "core-lazy-matplotlib", "lessons-imports-figures", "lessons-imports-top",
+        "plot-imports-math", "widgets-absolute-import", "allowed"])
+def test_the_layer_check_can_fail(layer, module, source, expected):
+    """反证：往下层塞一个向上的导入，同一个检查函数必须把它找出来。"""
+    assert violations(layer, source, module) == expected
+
+
+# ---------------------------------------------------------------- 只用数学时不加载画图和控件
 
 PROBE = """
 import json, sys
+import numpy as np
 def loaded():
     return {name: name in sys.modules for name in ("matplotlib", "ipywidgets")}
 steps = {}
 import transformer_lab as tl
-import transformer_lab.similarity, transformer_lab.scaling
-tl.multi_head_attention(tl.sinusoidal_positional_encoding(3, 4), *[__import__("numpy").eye(4)] * 4, num_heads=2)
-steps["import transformer_lab + math"] = loaded()
+x = tl.sinusoidal_positional_encoding(3, 4)
+tl.multi_head_attention(x, *[np.eye(4)] * 4, num_heads=2)
+tl.input_jacobians(np.ones((2, 1)), np.ones((1, 2)), np.eye(2))
+tl.qkv_projections(x, np.eye(4), np.eye(4), np.eye(4))
+tl.toy_sentences.discuss(tl.toy_sentences.toy_sentence().x)
+tl.saturation.saturation_demo(4, 8, np.random.default_rng(0))
+tl.dependency_graph.sequential_steps(tl.dependency_graph.rnn_dependencies(3))
+tl.library.library_experiment(4, 3, np.random.default_rng(0))
+tl.costs.attention_multiply_adds(3, 4)
+steps["import transformer_lab + core + lessons"] = loaded()
 tl.plotting
 steps["tl.plotting"] = loaded()
 tl.explore.scaling_saturation().update(d_k=4)
@@ -49,91 +144,9 @@ def probe():
 
 
 @pytest.mark.parametrize("step, matplotlib_loaded, ipywidgets_loaded", [
-    ("import transformer_lab + math", False, False),
+    ("import transformer_lab + core + lessons", False, False),
     ("tl.plotting", True, False),
     ("tl.explore + update", True, False),
 ])
 def test_heavy_dependencies_load_only_when_needed(probe, step, matplotlib_loaded, ipywidgets_loaded):
     assert probe[step] == {"matplotlib": matplotlib_loaded, "ipywidgets": ipywidgets_loaded}
-
-
-def _module_level_imports(path):
-    """模块顶层（不含函数体内）导入的 (第三方包名集合, 包内相对导入的模块名集合)。"""
-    third_party, internal = set(), set()
-    for node in ast.parse(path.read_text(encoding="utf-8")).body:
-        if isinstance(node, ast.Import):
-            third_party |= {alias.name.split(".")[0] for alias in node.names}
-        elif isinstance(node, ast.ImportFrom) and node.level == 0:
-            third_party.add(node.module.split(".")[0])
-        elif isinstance(node, ast.ImportFrom):
-            internal |= {node.module} if node.module else {alias.name for alias in node.names}
-    return third_party - set(sys.stdlib_module_names) - {"__future__"}, internal
-
-
-# 每一层允许在模块顶层导入的：(第三方包, 包内模块)。PIL (Pillow) 是 matplotlib 自己的依赖。
-DRAWING = {"numpy", "matplotlib", "PIL"}
-LAYERS = {name: ({"numpy"}, MATH) for name in MATH} | {
-    "__init__": (set(), MATH),
-    "plotting": (DRAWING, MATH),
-    "explorable": (DRAWING, MATH | {"plotting"}),
-    "figures": (DRAWING, MATH | {"plotting", "explorable"}),  # figures/ 下的每个文件
-    "explore": (DRAWING, MATH | {"plotting", "explorable", "figures"}),
-    "_live": ({"ipywidgets"}, set()),
-}
-MODULES = sorted(str(p.relative_to(PKG).with_suffix("")) for p in PKG.rglob("*.py"))
-
-
-@pytest.mark.parametrize("module", MODULES)
-def test_module_imports_point_one_way(module):
-    layer = module.split("/")[0]
-    assert layer in LAYERS, f"新模块 {module}.py：请在 LAYERS 里写明它属于哪一层"
-    third_party, internal = _module_level_imports(PKG / f"{module}.py")
-    internal = {name.split(".")[0] for name in internal}  # figures.scaling → figures
-    allowed_third, allowed_internal = LAYERS[layer]
-    assert third_party <= allowed_third, f"{module} 导入了 {third_party - allowed_third}"
-    assert internal <= allowed_internal, f"{module} 导入了包内的 {internal - allowed_internal}"
-
-
-def test_public_names_resolve():
-    for name in tl.__all__:
-        assert getattr(tl, name) is not None
-    with pytest.raises(AttributeError, match="没有属性"):
-        tl.no_such_thing  # noqa: B018
-
-
-def test_hasattr_never_raises_for_unknown_names():
-    assert hasattr(tl, "chapters") is False
-
-
-# ---------------------------------------------------------------- 字体
-
-
-def _render_mixed_text():
-    """一张同时有中文、拉丁字母、数学公式和 Unicode 减号的热力图，存成 PNG。"""
-    heat = tl.plotting.attention_heatmap(np.full((3, 3), 1 / 3), ["小明", "它", "cat"],
-                                         title="注意力权重 softmax $\\sqrt{d_k}$ −1")
-    buf = io.BytesIO()
-    heat.image.axes.figure.savefig(buf, format="png")
-    return buf.getvalue()
-
-
-def test_setup_fonts_picks_a_cjk_font_first():
-    with matplotlib.rc_context():
-        name = tl.plotting.setup_fonts()
-        assert name is not None and ("CJK" in name or "SC" in name)
-        assert matplotlib.rcParams["font.sans-serif"][0] == name
-
-
-def test_chinese_latin_and_math_render_without_warnings():
-    with matplotlib.rc_context(), warnings.catch_warnings():
-        tl.plotting.setup_fonts()
-        warnings.simplefilter("error")
-        png = _render_mixed_text()
-    assert png.startswith(b"\x89PNG\r\n\x1a\n")
-
-
-def test_missing_glyph_warning_fires_with_latin_only_font():
-    # 反证：只用 DejaVu Sans（没有汉字）时必须出现缺字警告——证明上面那个测试真的能失败
-    with matplotlib.rc_context({"font.family": ["sans-serif"], "font.sans-serif": ["DejaVu Sans"]}):
-        with pytest.warns(UserWarning, match=r"Glyph \d+ .*missing from font"):
-            _render_mixed_text()

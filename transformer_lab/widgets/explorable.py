@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping, Protocol
 
 import numpy as np
+from matplotlib.axis import Axis
 from PIL import Image
 
 from ..plot.figure import new_figure
@@ -156,7 +157,7 @@ class Explorable:
             view.update(**self.start)
             fig.canvas.draw()  # 排版只算一次：之后拖动滑块只改数据，不再重新排版
             fig.set_layout_engine("none")
-            artists = tuple(getattr(view, "artists", ()))
+            artists = _blit_order(fig, tuple(getattr(view, "artists", ())))
             for artist in artists:
                 artist.set_animated(True)  # 背景里不画它们
             fig.canvas.draw()
@@ -240,6 +241,32 @@ class Explorable:
         if live:  # 有内核：再附上活滑块；JupyterLab 优先显示它，静态网页用 text/html
             bundle[WIDGET_MIME] = self.widget()._repr_mimebundle_()[WIDGET_MIME]
         return bundle
+
+
+def _blit_order(fig, listed: tuple) -> tuple:
+    """拖动时要重画的图元，按整张重画时的先后顺序排好。
+
+    除了 view 列出的会变的图元，同一个子图里画在它们**上面**的不变图元（坐标轴边框、静态曲线、图例……）
+    也要跟着重画：否则会变的图元会盖住它们，局部重画出的帧就和整张重画的不一样。
+    matplotlib 在子图里按 zorder 从小到大画（zorder 相同时按加入的先后），这里用同样的规则。
+    """
+    if not listed:
+        return ()
+    chosen = {id(a) for a in listed}
+    order = []
+    for ax in fig.axes:
+        children = [a for a in ax.get_children() if a is not ax.patch and a.get_visible() and not _outside(a)]
+        children = sorted(children, key=lambda a: a.get_zorder())  # sorted 是稳定的：同 zorder 保持加入顺序
+        first = next((i for i, a in enumerate(children) if id(a) in chosen), None)
+        if first is not None:
+            order += children[first:]
+    inside = {id(a) for a in order}
+    return (*order, *(a for a in listed if id(a) not in inside))  # 图级别的图元（总标题）画在最后
+
+
+def _outside(artist) -> bool:
+    """没有网格线的坐标轴 (Axis)：刻度和刻度标签都画在子图外面，会变的图元盖不到它，不必每次重画（重画刻度文字最费时）。"""
+    return isinstance(artist, Axis) and not any(line.get_visible() for line in artist.get_gridlines())
 
 
 def _has_kernel() -> bool:

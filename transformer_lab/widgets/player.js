@@ -1,5 +1,5 @@
 // 静态网页上的滑块播放器：拖动原生 range 滑块 = 换一帧预先画好的图。没有内核、没有网络也能用。
-// 数据在同一个 .tlx 元素里的 <script type="application/json" class="tlx-data">；格式由 static.py 定义。
+// 数据是同一个 .tlx 元素里 class 为 tlx-data 的 JSON 脚本块；格式由 static.py 定义。
 (function () {
   document.querySelectorAll(".tlx:not([data-ready])").forEach(function (root) {
     root.setAttribute("data-ready", "1");

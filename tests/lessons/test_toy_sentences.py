@@ -1,14 +1,9 @@
-"""第 2 章：玩具句子 (toy_sentences) 与两张可交互图 (figures/attention_maps)。
+"""lessons/toy_sentences.py（+ toy_lexicon.py 的数据表）：第 2 章的玩具句子与两轮"讨论"。
 
-四类测试：书里手算的数、独立的参考实现（纯 Python 循环）、Hypothesis 性质、每一种报错。
+四类测试：书里手算的数、独立的参考实现（纯 Python 循环）、Hypothesis 性质、这一章的结论逐条检验。
 """
 
 import math
-import os
-import subprocess
-import sys
-import warnings
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -17,10 +12,9 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import transformer_lab as tl
-from transformer_lab import toy_sentences as toy
-from transformer_lab.figures import attention_maps as am
+from transformer_lab.lessons import toy_lexicon
+from transformer_lab.lessons import toy_sentences as toy
 
-ROOT = Path(__file__).resolve().parents[1]
 D = len(toy.FEATURES)
 ALL_VARIANTS = [(name, v) for name in toy.sentence_names() for v in toy.variant_names(name)]
 
@@ -46,7 +40,7 @@ def test_features_and_sentences_are_the_books():
 def test_round_one_it_finds_tired_by_hand():
     # q_it = 4 on 三个描述维；k_tired = 3 on 描述活物 → q·k = 12，÷√12 = √12；其余 11 个分数是 0
     s = toy.toy_sentence("animal")
-    _, w1 = toy.attention_round(s.x, 1)
+    _, w1 = toy.attention_turn(s.x, 1)
     expected = math.exp(math.sqrt(12)) / (math.exp(math.sqrt(12)) + 11)
     assert w1[s.pronoun, s.predicate] == pytest.approx(expected, rel=1e-12)
     assert round(expected, 3) == 0.744
@@ -79,12 +73,12 @@ def test_she_prefers_xiaohong_by_hand():
 
 def test_words_without_a_question_listen_evenly():
     s = toy.toy_sentence("animal")
-    _, w1 = toy.attention_round(s.x, 1)
+    _, w1 = toy.attention_turn(s.x, 1)
     np.testing.assert_allclose(w1[0], np.full(12, 1 / 12))  # "The" 的查询全是 0 → 平均
 
 
 def test_explain_matrix_reads_the_rules():
-    w_q2 = toy.projections(2)[0]
+    w_q2 = toy.turn_weights(2)[0]
     assert toy.explain_matrix(w_q2).splitlines() == [
         "指女性 → 是女性 ×2", "指男性 → 是男性 ×2", "描述活物 → 是动物 ×4, 是人 ×4",
         "描述地点 → 是地点 ×4", "描述食物 → 是食物 ×4"]
@@ -116,16 +110,16 @@ def test_two_rounds_match_a_plain_loop(name, variant):
     states, weights = toy.discuss(s.x)
     x = s.x.tolist()
     for turn in (1, 2):
-        x, w = ref_round(x, *(m.tolist() for m in toy.projections(turn)))
+        x, w = ref_round(x, *(m.tolist() for m in toy.turn_weights(turn)))
         np.testing.assert_allclose(weights[turn - 1], w, rtol=1e-12, atol=1e-15)
         np.testing.assert_allclose(states[turn], x, rtol=1e-12, atol=1e-15)
 
 
 def test_round_uses_the_package_attention():
     s = toy.toy_sentence("apple", "它很甜")
-    w_q, w_k, w_v = toy.projections(2)
+    w_q, w_k, w_v = toy.turn_weights(2)
     out, w = tl.scaled_dot_product_attention(s.x @ w_q, s.x @ w_k, s.x @ w_v)
-    x_new, w_round = toy.attention_round(s.x, 2)
+    x_new, w_round = toy.attention_turn(s.x, 2)
     np.testing.assert_array_equal(w_round, w)
     np.testing.assert_array_equal(x_new, s.x + out)
 
@@ -152,7 +146,7 @@ def test_changing_one_word_moves_the_pronoun():
 def test_one_round_cannot_tell_animal_from_street():
     # 只做第 2 轮（跳过找线索）：it 的查询是 0，animal 和 street 平分
     for v in ("tired", "wide"):
-        _, w = toy.attention_round(toy.toy_sentence("animal", v).x, 2)
+        _, w = toy.attention_turn(toy.toy_sentence("animal", v).x, 2)
         assert w[7, 1] == pytest.approx(w[7, 5])
 
 
@@ -172,9 +166,9 @@ def test_every_word_is_updated():
 
 
 def test_returned_arrays_are_fresh_copies():
-    w_q = toy.projections(1)[0]
+    w_q = toy.turn_weights(1)[0]
     w_q[:] = 99.0
-    assert toy.projections(1)[0].max() == 4.0
+    assert toy.turn_weights(1)[0].max() == 4.0
     s = toy.toy_sentence("animal")
     s.x[:] = 7.0
     assert toy.toy_sentence("animal").x.max() == 1.0
@@ -186,7 +180,9 @@ def test_returned_arrays_are_fresh_copies():
 
 def test_module_tables_are_read_only():
     with pytest.raises(TypeError):
-        toy._LEXICON["cat"] = ("是动物",)
+        toy_lexicon.LEXICON["cat"] = ("是动物",)
+    with pytest.raises(TypeError):
+        toy_lexicon.SENTENCES["dog"] = None
 
 
 # ---------------------------------------------------------------- Hypothesis 性质
@@ -226,135 +222,13 @@ def test_rounds_give_probability_rows(x):
     assert all(np.all(np.isfinite(s)) for s in states)
 
 
-# ---------------------------------------------------------------- 4. 报错
-
-
-@pytest.mark.parametrize("fn, exc, pattern", [
-    (lambda: toy.toy_sentence("cat"), ValueError, r"name='cat' 不存在.*'animal'、'apple'"),
-    (lambda: toy.toy_sentence(3), TypeError, r"name 必须是字符串.*int 3.*'animal'"),
-    (lambda: toy.toy_sentence("animal", "sleepy"), ValueError,
-     r"variant='sleepy' 不存在.*'tired'、'hungry'、'wide'、'crowded'"),
-    (lambda: toy.toy_sentence("apple", "tired"), ValueError, r"variant='tired' 不存在.*'她饿了'"),
-    (lambda: toy.variant_names("dog"), ValueError, r"name='dog' 不存在"),
-    (lambda: toy.embed(["the", "cat"]), ValueError, r"tokens 里的词='cat' 不存在.*'animal'"),
-    (lambda: toy.embed([]), ValueError, r"tokens 不能为空"),
-    (lambda: toy.embed("the animal"), TypeError, r"tokens 必须是字符串的列表或元组.*字符串 'the animal'"),
-    (lambda: toy.embed(["the", 1]), TypeError, r"tokens 必须是字符串的列表或元组.*list"),
-    (lambda: toy.projections(3), ValueError, r"turn 只能是 1（找线索）或 2（找指代），收到的是 3"),
-    (lambda: toy.projections(0), ValueError, r"turn 必须是正整数.*0"),
-    (lambda: toy.projections("1"), TypeError, r"turn 必须是正整数.*'1'"),
-    (lambda: toy.projections(True), TypeError, r"turn 必须是正整数.*bool"),
-    (lambda: toy.attention_round(np.ones((3, 5)), 1), ValueError, r"x 的形状应为 \(任意, 12\).*\(3, 5\)"),
-    (lambda: toy.attention_round([[0.0] * D], 1), TypeError, r"x 必须是 NumPy 数组.*list"),
-    (lambda: toy.discuss(np.full((2, D), np.nan)), ValueError, r"x 含有 NaN"),
-    (lambda: toy.explain_matrix(np.eye(3)), ValueError, r"w 的形状应为 \(12, 12\).*\(3, 3\)"),
-    (lambda: am.attention_explorer("cat"), ValueError, r"name='cat' 不存在"),
-    (lambda: am.feature_heatmap(np.ones((2, 3)), ["a", "b"]), ValueError, r"x 的形状 \(2, 3\) 不对.*\(2, 12\)"),
-], ids=["name-unknown", "name-int", "variant-unknown", "variant-other-sentence", "variant_names-unknown",
-        "embed-unknown-word", "embed-empty", "embed-string", "embed-non-string", "turn-3", "turn-0",
-        "turn-string", "turn-bool", "round-x-shape", "round-x-list", "discuss-nan", "explain-shape",
-        "explorer-unknown", "feature-heatmap-shape"])
-def test_bad_input_raises_clear_chinese_error(fn, exc, pattern):
-    with pytest.raises(exc, match=pattern) as info:
-        fn()
-    assert type(info.value) is exc
-
-
-# ---------------------------------------------------------------- 可交互图
-
-
-EXPLORABLES = [(f, name) for f in (am.attention_explorer, am.pronoun_shift) for name in toy.sentence_names()]
-
-
-@pytest.fixture(scope="module", params=EXPLORABLES, ids=lambda p: f"{p[0].__name__}-{p[1]}")
-def chapter_ex(request):
-    fn, name = request.param
-    return fn(name), name
-
-
-def test_frame_budget_of_the_chapter():
-    frames = sum(len(fn(name).grid()) for fn, name in EXPLORABLES)
-    assert frames == 12 * 2 + 9 * 2 + 4 + 3 <= 60
-
-
-def test_every_frame_renders_without_warnings_and_keeps_its_artists(chapter_ex):
-    ex, _ = chapter_ex
-    fig, _ = ex._view()
-    counts = None
-    for params in ex.grid():
-        with warnings.catch_warnings():
-            warnings.simplefilter("error")
-            drawn = ex.update(**params)
-            png = ex.png(**params)
-        assert png.startswith(b"\x89PNG")
-        assert all(np.all(np.isfinite(v)) for v in drawn.values())
-        now = [(len(ax.patches), len(ax.texts), len(ax.images)) for ax in fig.axes]
-        assert counts in (None, now), "update 不应新增或删除图形元素"
-        counts = now
-    assert "手工设计的示意权重，不是训练所得" in fig._suptitle.get_text()
-
-
-def test_alt_texts_and_titles_differ(chapter_ex):
-    ex, name = chapter_ex
-    alts = [ex.alt_text(p) for p in ex.grid()]
-    assert len(set(alts)) == len(alts) and all("手工设计" in a for a in alts)
-
-
-def test_explorer_rows_are_the_discussion_weights():
-    for name in toy.sentence_names():
-        s = toy.toy_sentence(name)
-        _, weights = toy.discuss(s.x)
-        ex = am.attention_explorer(name)
-        assert ex.sliders[0].start == s.tokens[s.pronoun] and ex.sliders[1].start == "第 2 轮"
-        for i, tok in enumerate(s.tokens):
-            for t, turn in enumerate(am.TURNS):
-                drawn = ex.update(query=tok, turn=turn)
-                np.testing.assert_array_equal(drawn["row"], weights[t][i])
-                np.testing.assert_array_equal(drawn["weights"], weights[t])
-
-
-def test_shift_moves_to_the_referent():
-    for name, variant in ALL_VARIANTS:
-        s = toy.toy_sentence(name, variant)
-        drawn = am.pronoun_shift(name).update(variant=variant)
-        assert int(drawn["turn1"].argmax()) == s.predicate
-        assert s.tokens[int(drawn["turn2"].argmax())] == s.referent
-
-
-def test_two_explorers_on_one_page_have_different_ids():
-    titles = {fn(name).title for fn, name in EXPLORABLES}
-    assert len(titles) == len(EXPLORABLES)
-
-
-def test_explore_exports_the_chapter_functions():
-    assert tl.explore.attention_explorer is am.attention_explorer
-    assert tl.explore.pronoun_shift is am.pronoun_shift
-    assert "feature_heatmap" not in tl.explore.catalog()
-
-
-def test_feature_heatmap_draws_every_nonzero_value():
-    s = toy.toy_sentence("apple")
-    fig, (ax,) = tl.plotting.new_figure(7, 5)
-    image = am.feature_heatmap(s.x, list(s.tokens), ax=ax, title="t")
-    np.testing.assert_array_equal(image.get_array(), s.x)
-    assert len(ax.texts) == int(np.count_nonzero(s.x))
-
-
 @pytest.mark.parametrize("tokens, text", [
     (toy.toy_sentence("animal").tokens, "The animal didn't cross the street because it was too tired."),
     (toy.toy_sentence("apple", "它很甜").tokens, "小明把苹果递给小红，因为它很甜"),
 ])
 def test_sentence_text(tokens, text):
-    assert am.sentence_text(tokens) == text
+    assert toy.sentence_text(tokens) == text
 
 
-# ---------------------------------------------------------------- 依赖方向
-
-
-def test_toy_sentences_needs_only_numpy():
-    probe = ("import sys, transformer_lab.toy_sentences as t; t.discuss(t.toy_sentence().x); "
-             "print('matplotlib' in sys.modules)")
-    result = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, timeout=120,
-                            env={**os.environ, "PYTHONPATH": str(ROOT)})
-    assert result.returncode == 0, result.stderr
-    assert result.stdout.strip() == "False"
+def test_top_level_alias():
+    assert tl.toy_sentences is toy

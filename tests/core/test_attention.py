@@ -1,4 +1,4 @@
-"""softmax、因果掩码、缩放点积注意力，以及 similarity / scaling 两个小模块。
+"""core/attention.py：softmax、因果掩码、缩放点积注意力。
 
 四类测试：手算的小例子 (书里的数字)、独立的参考实现 (纯 Python 循环)、Hypothesis 性质测试、dtype 与"不改输入"。
 """
@@ -7,12 +7,12 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import assume, given
+from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import transformer_lab as tl
-from transformer_lab import scaling, similarity
+from transformer_lab.core.attention import attend, softmax_unchecked
 
 FINITE = st.floats(-50, 50, allow_nan=False, allow_infinity=False)
 MATRICES = hnp.arrays(np.float64, hnp.array_shapes(min_dims=2, max_dims=2, max_side=6), elements=FINITE)
@@ -67,28 +67,6 @@ def test_softmax_axis_0_normalises_columns():
     np.testing.assert_allclose(tl.softmax(x, axis=0), [[0.25, 0.5], [0.75, 0.5]], rtol=1e-12)
 
 
-def test_dot_and_cosine_book_example():
-    a, b = np.array([3.0, 4.0]), np.array([1.0, 2.0])
-    assert similarity.dot(a, b) == 3 * 1 + 4 * 2 == 11
-    cos = similarity.cosine_similarity(a, b)
-    assert cos == pytest.approx(11 / (5 * math.sqrt(5)), rel=1e-12)
-    assert round(cos, 4) == 0.9839
-
-
-@pytest.mark.parametrize("b, expected", [([6.0, 8.0], 1.0), ([-3.0, -4.0], -1.0), ([-4.0, 3.0], 0.0)],
-                         ids=["same-direction", "opposite", "orthogonal"])
-def test_cosine_special_angles(b, expected):
-    assert similarity.cosine_similarity(np.array([3.0, 4.0]), np.array(b)) == pytest.approx(expected, abs=1e-12)
-
-
-def test_dot_and_cosine_broadcast_over_rows():
-    a, b = np.array([[3.0, 4.0], [1.0, 0.0], [0.0, -2.0]]), np.array([1.0, 2.0])  # (3, 2), (2,)
-    np.testing.assert_allclose(similarity.dot(a, b), [11.0, 1.0, -4.0])
-    norms = [5.0, 1.0, 2.0]
-    np.testing.assert_allclose(similarity.cosine_similarity(a, b),
-                               [d / (n * math.sqrt(5)) for d, n in zip([11.0, 1.0, -4.0], norms)], rtol=1e-12)
-
-
 def test_causal_mask_literal():
     expected = np.array([[True, False, False], [True, True, False], [True, True, True]])
     got = tl.causal_mask(3)
@@ -119,11 +97,6 @@ def test_mask_blocks_even_a_huge_score():
     np.testing.assert_array_equal(w, [[1.0, 0.0]])
     np.testing.assert_array_equal(out, [[1.0]])
 
-
-def test_softmax_jacobian_half_half():
-    np.testing.assert_allclose(scaling.softmax_jacobian(np.array([0.5, 0.5])), [[0.25, -0.25], [-0.25, 0.25]])
-
-
 # ---------------------------------------------------------------- 2. 独立的参考实现
 
 @pytest.mark.parametrize("use_mask, scale", [(False, None), (True, None), (False, 1.0), (True, 0.3)],
@@ -152,36 +125,16 @@ def test_attention_batch_dims_and_cross_attention():
         np.testing.assert_allclose(out[b], ref_out, rtol=1e-12, atol=1e-15)
 
 
-def test_softmax_jacobian_matches_finite_differences():
-    x = np.array([0.3, -1.2, 2.0, 0.5])
-    ref = lambda z: np.array([math.exp(zi) for zi in z]) / sum(math.exp(zi) for zi in z)  # noqa: E731
-    h = 1e-6
-    numeric = np.column_stack([(ref(x + h * e) - ref(x - h * e)) / (2 * h) for e in np.eye(4)])  # J[i, j] = ∂p_i/∂x_j
-    np.testing.assert_allclose(scaling.softmax_jacobian(ref(x)), numeric, atol=1e-8)
-
-
-def test_dot_product_variance_grows_like_d_k():
-    raw, scaled = scaling.dot_product_variance(64, 20000, np.random.default_rng(0))
-    assert raw == pytest.approx(64, rel=0.1) and scaled == pytest.approx(1, rel=0.1)
-    assert scaled == pytest.approx(raw / 64, rel=1e-12)  # 除以 √d_k，方差除以 d_k
-    assert scaling.dot_product_variance(256, 5000, np.random.default_rng(1))[0] > 8 * scaling.dot_product_variance(
-        16, 5000, np.random.default_rng(1))[0]
-
-
-@pytest.mark.parametrize("d_k", [1, 64, 512])
-def test_saturation_demo_is_consistent(d_k):
-    demo = scaling.saturation_demo(d_k, 8, np.random.default_rng(0))
-    ref = lambda z: np.exp(z - z.max()) / np.exp(z - z.max()).sum()  # noqa: E731
-    np.testing.assert_allclose(demo["raw"], ref(demo["scores"]), rtol=1e-12, atol=1e-300)
-    np.testing.assert_allclose(demo["scaled"], ref(demo["scores"] / math.sqrt(d_k)), rtol=1e-12, atol=1e-300)
-    grad = max(abs((i == j) * p[i] - p[i] * p[j]) for p in [demo["raw"]] for i in range(8) for j in range(8))
-    assert demo["grad_raw"] == pytest.approx(grad, rel=1e-12)
-    again = scaling.saturation_demo(d_k, 8, np.random.default_rng(0))
-    np.testing.assert_array_equal(again["scores"], demo["scores"])  # 同一个种子，同一组向量
-    if d_k == 1:
-        np.testing.assert_array_equal(demo["raw"], demo["scaled"])
-    if d_k == 512:
-        assert demo["raw"].max() > demo["scaled"].max() and demo["grad_raw"] < demo["grad_scaled"]
+def test_attend_is_the_checked_function_without_checks():
+    """``attend``（给包内调用、不查输入）与公开的 scaled_dot_product_attention 算的是同一个东西。"""
+    rng = np.random.default_rng(5)
+    q, k, v = rng.normal(size=(2, 3, 4)), rng.normal(size=(2, 5, 4)), rng.normal(size=(2, 5, 3))
+    mask = np.ones((3, 5), bool)
+    mask[:, 3:] = False
+    for a, b in zip(attend(q, k, v, mask=mask, scale=0.7), tl.scaled_dot_product_attention(q, k, v, mask=mask, scale=0.7)):
+        np.testing.assert_array_equal(a, b)
+    x = rng.normal(size=(3, 4))
+    np.testing.assert_array_equal(softmax_unchecked(x, axis=0), tl.softmax(x, axis=0))
 
 
 # ---------------------------------------------------------------- 3. 性质测试
@@ -222,25 +175,13 @@ def test_default_scale_is_one_over_sqrt_d_k(args):
         np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)
 
 
-@given(hnp.arrays(np.float64, st.integers(1, 6), elements=FINITE), hnp.arrays(np.float64, 6, elements=FINITE),
-       st.floats(0.01, 100))
-def test_cosine_range_symmetry_and_scale_invariance(a, b6, c):
-    b = b6[: a.size]
-    assume(np.linalg.norm(a) > 1e-3 and np.linalg.norm(b) > 1e-3)
-    cos = similarity.cosine_similarity(a, b)
-    assert -1 - 1e-12 <= cos <= 1 + 1e-12
-    assert cos == pytest.approx(similarity.cosine_similarity(b, a), abs=1e-12)
-    assert cos == pytest.approx(similarity.cosine_similarity(c * a, b), abs=1e-9)
-    assert similarity.cosine_similarity(a, a) == pytest.approx(1.0, rel=1e-12)
-
-
 @given(qkv(), st.booleans())
 def test_inputs_are_never_modified(args, use_mask):
     q, k, v = args
     mask = np.ones((q.shape[0], k.shape[0]), dtype=bool) if use_mask else None
     before = [a.copy() for a in (q, k, v)]
     tl.scaled_dot_product_attention(q, k, v, mask=mask)
-    tl.softmax(q), similarity.dot(q, q), scaling.softmax_jacobian(tl.softmax(q))
+    tl.softmax(q)
     for a, b in zip((q, k, v), before):
         np.testing.assert_array_equal(a, b)
     x = np.array([1.0, -np.inf, 2.0])
@@ -259,15 +200,11 @@ DTYPE_CASES = [
     ("softmax", lambda dt: [tl.softmax(_arr((3, 4), dt))]),
     ("sdpa-scale=1", lambda dt: tl.scaled_dot_product_attention(*(_arr((3, 4), dt, s) for s in range(3)), scale=1.0)),
     ("sdpa-default-scale", lambda dt: tl.scaled_dot_product_attention(*(_arr((3, 4), dt, s) for s in range(3)))),
-    ("dot-rows", lambda dt: [similarity.dot(_arr((3, 4), dt), _arr((3, 4), dt, 1))]),
-    ("cosine-rows", lambda dt: [similarity.cosine_similarity(_arr((3, 4), dt) + 10, _arr((3, 4), dt, 1) + 10)]),
-    ("softmax_jacobian", lambda dt: [scaling.softmax_jacobian(np.array([0.25, 0.75], dtype=dt))]),
 ]
 DTYPE_PARAMS = [
     pytest.param(fn, dt, expected, id=f"{name}-{np.dtype(dt).name}")
     for name, fn in DTYPE_CASES
     for dt, expected in [(np.float32, np.float32), (np.float64, np.float64), (np.int64, np.float64)]
-    if not (name == "softmax_jacobian" and dt == np.int64)
 ] + [
     pytest.param(fn, dt, np.float64, id=f"{name}-{np.dtype(dt).name}")
     for name, fn in DTYPE_CASES[:2]  # softmax 有自己的转换，sdpa 走 as_real_array：两条路都查
