@@ -18,11 +18,18 @@ from __future__ import annotations
 import importlib
 
 from .core.attention import causal_mask, scaled_dot_product_attention, softmax
+from .core.backward import linear_backward, scaled_dot_product_attention_backward, softmax_backward
+from .core.kv_cache import KVCache, decode_multiply_adds, kv_cache_bytes
+from .core.layer import embed, encoder_layer, feed_forward, init_encoder_params, layer_norm
+from .core.layer_backward import (cross_entropy, cross_entropy_backward, embedding_backward, feed_forward_backward,
+                                  layer_norm_backward)
 from .core.multihead import merge_heads, multi_head_attention, split_heads
+from .core.multihead_backward import multi_head_attention_backward
 from .core.positional import sinusoidal_positional_encoding
 from .core.qkv import init_qkv_weights, qkv_projections
 from .core.rnn import chapter_rnn, input_jacobians, orthogonal_recurrent_weights, rnn_forward
 from .core.similarity import cosine_similarity, dot
+from .core.tiled import tiled_attention
 from .core import similarity
 from .lessons import (costs, dependency_graph, geometry, library, saturation, show, timing, toy_lexicon,
                       toy_sentences)
@@ -45,6 +52,25 @@ __all__ = [
     "dot",
     "cosine_similarity",
     "similarity",
+    "tiled_attention",
+    "KVCache",
+    "decode_multiply_adds",
+    "kv_cache_bytes",
+    "layer_norm",
+    "feed_forward",
+    "embed",
+    "encoder_layer",
+    "init_encoder_params",
+    # core：反向传播（本书自己手写的梯度）
+    "softmax_backward",
+    "linear_backward",
+    "scaled_dot_product_attention_backward",
+    "multi_head_attention_backward",
+    "layer_norm_backward",
+    "feed_forward_backward",
+    "embedding_backward",
+    "cross_entropy",
+    "cross_entropy_backward",
     # lessons：各章的道具
     "dependency_graph",
     "costs",

@@ -1,0 +1,136 @@
+"""分块注意力与 KV 缓存：时间与峰值内存，都以同一次运行里的参照值为分母报告比值。
+
+    python benchmarks/streaming_speed.py            # T = 256, 1024, 2048；T = 8192 的内存；生成 256 个词
+    python benchmarks/streaming_speed.py --long     # 另加生成 1024 个词（不用缓存那一路要几分钟）
+
+口径：
+* 时间取 REPEAT 次里最短的一次（time.perf_counter），不开 tracemalloc；
+* 峰值内存用 tracemalloc 单独量（NumPy 的数组内存会报告给 tracemalloc），是调用期间比调用前多出的峰值；
+* "两次矩阵乘"是注意力躲不开的 q @ kᵀ 与 p @ v（在整张数组上），作为速度的下限参照；
+* 生成：一层多头注意力 (D = 256, H = 4)，不用缓存 = 每一步把前文全部重新投影并算完整的因果注意力，
+  用缓存 = 只投影新词、追加进 KVCache、新词看缓存；两路输出逐步比较（1e-12）。
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import sys
+import time
+import tracemalloc
+
+import numpy as np
+
+from transformer_lab.core.attention import causal_mask, scaled_dot_product_attention
+from transformer_lab.core.kv_cache import KVCache, decode_multiply_adds
+from transformer_lab.core.multihead import split_heads
+from transformer_lab.core.tiled import tiled_attention
+
+REPEAT = 5
+
+
+def best_time(fn, repeat=REPEAT):
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return min(times)
+
+
+def peak_bytes(fn):
+    tracemalloc.start()
+    try:
+        base = tracemalloc.get_traced_memory()[0]
+        fn()
+        return tracemalloc.get_traced_memory()[1] - base
+    finally:
+        tracemalloc.stop()
+
+
+def torch_sdpa():
+    """PyTorch 的 scaled_dot_product_attention（可选依赖；没装就返回 None）。"""
+    try:
+        import torch
+    except ImportError:
+        return None
+    return lambda q, k, v, causal: torch.nn.functional.scaled_dot_product_attention(
+        torch.from_numpy(q), torch.from_numpy(k), torch.from_numpy(v), is_causal=causal)
+
+
+def attention_table(H=8, d_k=64):
+    rng = np.random.default_rng(0)
+    torch = torch_sdpa()
+    print(f"### 注意力：H = {H}, d_k = {d_k}, float64, block_size = 128（时间取 {REPEAT} 次最短）\n")
+    head = "| T | 整表 ms | 分块 ms | 分块/整表 时间 | 分块/两次矩阵乘 | 因果分块/分块 | 因果分块/因果整表 | 分块/整表 峰值内存 |"
+    print(head + (" 分块/PyTorch |" if torch else ""))
+    print("|---" * (head.count("|") - 1 + bool(torch)) + "|")
+    for T in (256, 1024, 2048):
+        q, k, v = (rng.normal(size=(H, T, d_k)) for _ in range(3))  # (H, T, d_k)
+        mask = causal_mask(T)
+        t_full = best_time(lambda: scaled_dot_product_attention(q, k, v))
+        t_full_causal = best_time(lambda: scaled_dot_product_attention(q, k, v, mask=mask))
+        t_tiled = best_time(lambda: tiled_attention(q, k, v))
+        t_causal = best_time(lambda: tiled_attention(q, k, v, causal=True))
+        t_mm = best_time(lambda: (q @ np.swapaxes(k, -1, -2)) @ v)  # 两次躲不开的矩阵乘
+        m_full = peak_bytes(lambda: scaled_dot_product_attention(q, k, v))
+        m_tiled = peak_bytes(lambda: tiled_attention(q, k, v))
+        np.testing.assert_allclose(tiled_attention(q, k, v), scaled_dot_product_attention(q, k, v)[0], rtol=1e-12,
+                                   atol=1e-12)
+        row = (f"| {T} | {t_full * 1e3:.1f} | {t_tiled * 1e3:.1f} | {t_tiled / t_full:.2f} | {t_tiled / t_mm:.2f} | "
+               f"{t_causal / t_tiled:.2f} | {t_causal / t_full_causal:.2f} | {m_tiled / m_full:.4f} |")
+        if torch:
+            row += f" {t_tiled / best_time(lambda: torch(q, k, v, False)):.2f} |"
+        print(row)
+    print()
+
+
+def memory_8192(T=8192, d_k=64):
+    rng = np.random.default_rng(1)
+    q, k, v = (rng.normal(size=(T, d_k)) for _ in range(3))  # (T, d_k)
+    m_full = peak_bytes(lambda: scaled_dot_product_attention(q, k, v))
+    m_tiled = peak_bytes(lambda: tiled_attention(q, k, v))
+    print(f"### 峰值额外内存：T = S = {T}, H = 1, d_k = {d_k}, float64\n")
+    print(f"整表 {m_full / 2**20:.1f} MiB，分块 {m_tiled / 2**20:.2f} MiB，分块/整表 = {m_tiled / m_full:.4f}"
+          f"（一张 T × S 分数表 = {T * T * 8 / 2**20:.0f} MiB）\n")
+
+
+def generate(x, w, H, cached):
+    """一层多头注意力逐词生成，返回每一步新词的输出 (T, D)。w = (w_q, w_k, w_v)，各 (D, D)。"""
+    T, D = x.shape
+    cache = KVCache(T, D // H, batch_shape=(H,)) if cached else None
+    outs = []
+    for t in range(1, T + 1):
+        if cached:
+            q, k, v = (split_heads(x[t - 1 : t] @ wi, H) for wi in w)  # (H, 1, d_k) 只投影新词
+            out = cache.step(q, k, v)  # (H, 1, d_k)
+        else:
+            q, k, v = (split_heads(x[:t] @ wi, H) for wi in w)  # (H, t, d_k) 整段前文重新投影
+            out = scaled_dot_product_attention(q, k, v, mask=causal_mask(t))[0][:, -1:, :]  # (H, 1, d_k)
+        outs.append(np.swapaxes(out, 0, 1).reshape(1, D))  # (1, D) 各头拼回去
+    return np.concatenate(outs)  # (T, D)
+
+
+def decode_table(lengths, D=256, H=4):
+    rng = np.random.default_rng(2)
+    print(f"### 逐词生成：一层多头注意力，D = {D}, H = {H}, float64（T <= 256 时取 {REPEAT} 次最短，更长的跑 1 次）\n")
+    print("| T | 不用缓存 s | 用缓存 s | 不用/用 时间 | 不用/用 乘加次数 (decode_multiply_adds) |")
+    print("|---|---|---|---|---|")
+    for T in lengths:
+        x = rng.normal(size=(T, D))  # (T, D)
+        w = tuple(rng.normal(size=(D, D)) / np.sqrt(D) for _ in range(3))  # 3 × (D, D)
+        np.testing.assert_allclose(generate(x, w, H, True), generate(x, w, H, False), rtol=1e-12, atol=1e-12)
+        repeat = REPEAT if T <= 256 else 1
+        slow = best_time(lambda: generate(x, w, H, cached=False), repeat)
+        fast = best_time(lambda: generate(x, w, H, cached=True), repeat)
+        counts = decode_multiply_adds(T, D, cached=False) / decode_multiply_adds(T, D, cached=True)
+        print(f"| {T} | {slow:.2f} | {fast:.3f} | {slow / fast:.1f} | {counts:.1f} |")
+    print()
+
+
+if __name__ == "__main__":
+    print(f"机器：{platform.processor() or platform.machine()}，{os.cpu_count()} 核；Python {sys.version.split()[0]}，"
+          f"NumPy {np.__version__}\n")
+    attention_table()
+    memory_8192()
+    decode_table((256, 1024) if "--long" in sys.argv else (256,))

@@ -1,0 +1,239 @@
+"""KV 缓存 (KV cache)：逐词生成时，把已经算过的键 (key) 和值 (value) 存起来，不再重算。
+
+因果注意力里，第 t 个词只看它自己和之前的词。逐词生成第 t + 1 个词时，前 t 个词的 k、v 一点没变；
+不用缓存就得把整段前文重新投影、重新算整张注意力表，用了缓存只需：
+
+1. 把新词投影成 q、k、v（各 1 行）；
+2. 把新词的 k、v 追加进缓存；
+3. 新词的 q 与缓存里的全部键做注意力（1 × t 的一行分数，而不是 t × t 的整张表）。
+
+这里的 ``KVCache`` 是本书唯一"有状态"的对象：缓存的意义就是记住过去，把状态藏起来反而说不清。
+它在创建时一次性**预先分配**好 ``capacity`` 个位置：每步追加只是写进下一格（O(d)），而每步
+``np.concatenate`` 长出新数组要把旧内容整个复制一遍（第 t 步复制 t 行，生成 T 个词总共复制
+约 T²/2 行，正好把省下的功夫又花回去）。真实系统也是按最大上下文长度预先分配；满了就报错。
+
+本模块只依赖 NumPy。形状字母：T 生成的词数，d_k 键长度，d_v 值长度，H 头数，D = d_model。
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import _validation as check
+from .tiled import _tiled
+
+__all__ = ["KVCache", "decode_multiply_adds", "kv_cache_bytes"]
+
+
+def _batch_shape(batch_shape: object) -> tuple[int, ...]:
+    if not isinstance(batch_shape, tuple):
+        raise TypeError(f"batch_shape 必须是正整数组成的元组，例如 () 或 (H,)，收到的是 {check.describe(batch_shape)}。")
+    return tuple(check.positive_int(n, "batch_shape 的每一项") for n in batch_shape)
+
+
+def _float_dtype(dtype: object) -> np.dtype:
+    if dtype not in (np.float32, np.float64):
+        raise TypeError(f"dtype 必须是 np.float32 或 np.float64，收到的是 {dtype!r}。")
+    return np.dtype(dtype)
+
+
+class KVCache:
+    """逐词生成用的 KV 缓存：预先分配 ``capacity`` 个位置，追加新词的 k、v，让新词的 q 看全部缓存。
+
+    Parameters
+    ----------
+    capacity : int
+        最多能存多少个词（最大上下文长度），正整数。
+    d_k : int
+        每个键的长度。
+    d_v : int, optional
+        每个值的长度，默认等于 ``d_k``。
+    batch_shape : tuple of int, default ()
+        k、v 前面的批维度，例如多头时是 ``(H,)``，带批次时是 ``(B, H)``。
+    dtype : np.float32 or np.float64, default np.float64
+
+    Raises
+    ------
+    TypeError
+        参数类型不对。
+    ValueError
+        ``capacity``、``d_k``、``d_v`` 或批维度不是正数。
+
+    Examples
+    --------
+    三个词逐个生成（单头，d_k = 1，scale = 1）：第 3 个词的 q = 1 看到分数 [0, 0, 1]。
+
+    >>> import numpy as np
+    >>> cache = KVCache(capacity=4, d_k=1)
+    >>> ks, vs = [0.0, 0.0, 1.0], [1.0, 2.0, 3.0]
+    >>> for t in range(3):
+    ...     out = cache.step(np.array([[1.0]]), np.array([[ks[t]]]), np.array([[vs[t]]]), scale=1.0)
+    >>> cache.length, cache.keys.shape
+    (3, (3, 1))
+    >>> e = np.e
+    >>> out.round(4), round((1 + 2 + 3 * e) / (2 + e), 4)          # softmax([0, 0, 1]) · [1, 2, 3]
+    (array([[2.3642]]), 2.3642)
+    """
+
+    def __init__(self, capacity: int, d_k: int, d_v: int | None = None, batch_shape: tuple = (),
+                 dtype: type = np.float64) -> None:
+        self.capacity = check.positive_int(capacity, "capacity")
+        self.d_k = check.positive_int(d_k, "d_k")
+        self.d_v = self.d_k if d_v is None else check.positive_int(d_v, "d_v")
+        self.batch_shape = _batch_shape(batch_shape)
+        dtype = _float_dtype(dtype)
+        self._k = np.zeros(self.batch_shape + (self.capacity, self.d_k), dtype=dtype)  # (..., capacity, d_k)
+        self._v = np.zeros(self.batch_shape + (self.capacity, self.d_v), dtype=dtype)  # (..., capacity, d_v)
+        self.length = 0  # 已存的词数
+
+    @property
+    def keys(self) -> np.ndarray:
+        """已存的键，只读视图，形状 (..., length, d_k)。"""
+        view = self._k[..., : self.length, :]  # (..., length, d_k)
+        view.flags.writeable = False
+        return view
+
+    @property
+    def values(self) -> np.ndarray:
+        """已存的值，只读视图，形状 (..., length, d_v)。"""
+        view = self._v[..., : self.length, :]  # (..., length, d_v)
+        view.flags.writeable = False
+        return view
+
+    @property
+    def nbytes(self) -> int:
+        """预先分配的内存（字节）：2 × capacity × d × 每个数的字节数 × 批大小（k 与 v 各一份）。"""
+        return self._k.nbytes + self._v.nbytes
+
+    def _check_token(self, x: object, name: str, width: int) -> np.ndarray:
+        x = check.as_real_array(x, name, min_ndim=2)
+        expected = self.batch_shape + (None, width)
+        check.check_shape(x, name, expected, hint=f"提示：最后一维是 {'d_k' if name != 'v' else 'd_v'}={width}，"
+                          f"前面的批维度是 batch_shape={self.batch_shape}。")
+        return x
+
+    def append(self, k: np.ndarray, v: np.ndarray) -> None:
+        """把 n 个新词的 k (..., n, d_k) 与 v (..., n, d_v) 写进缓存的下 n 格（通常 n = 1）。
+
+        Raises ``ValueError``：形状不对，或缓存放不下（已满）。
+        """
+        k = self._check_token(k, "k", self.d_k)
+        v = self._check_token(v, "v", self.d_v)
+        n = k.shape[-2]
+        if v.shape[-2] != n:
+            raise ValueError(f"k 与 v 的词数必须相等：k.shape={k.shape}, v.shape={v.shape}。")
+        if self.length + n > self.capacity:
+            raise ValueError(
+                f"KV 缓存已满：capacity={self.capacity}，已存 {self.length} 个词，放不下再追加的 {n} 个。"
+                "提示：创建时把 capacity 设成要生成的总词数（最大上下文长度）。"
+            )
+        self._k[..., self.length : self.length + n, :] = k  # (..., n, d_k) 写进缓存自己的数组
+        self._v[..., self.length : self.length + n, :] = v  # (..., n, d_v)
+        self.length += n
+
+    def attend(self, q: np.ndarray, scale: float | None = None, block_size: int = 128) -> np.ndarray:
+        """最后 n 个词的查询 q (..., n, d_k) 因果地看缓存里的全部键，返回 (..., n, d_v)。
+
+        查询 i 看键 j <= i + (length - n)：即每个新词看它自己和它之前的所有词
+        （分块计算，见 ``tiled_attention``）。
+        """
+        q = self._check_token(q, "q", self.d_k)
+        if not 1 <= q.shape[-2] <= self.length:
+            raise ValueError(f"q 的词数 n 必须在 [1, length={self.length}] 之内（先 append 再 attend），"
+                             f"收到 q.shape={q.shape}。")
+        scale = None if scale is None else check.positive_real(scale, "scale")
+        block_size = check.positive_int(block_size, "block_size")
+        return _tiled(q, self.keys, self.values, None, scale, True, block_size)  # (..., n, d_v)
+
+    def step(self, q: np.ndarray, k: np.ndarray, v: np.ndarray, scale: float | None = None) -> np.ndarray:
+        """生成一步：``append(k, v)`` 然后 ``attend(q)``。q、k、v 形状 (..., 1, d)，返回 (..., 1, d_v)。"""
+        self._check_token(q, "q", self.d_k)  # 先查 q，出错时缓存保持不变
+        self.append(k, v)
+        return self.attend(q, scale)  # (..., 1, d_v)
+
+
+def decode_multiply_adds(T: int, d: int, cached: bool) -> int:
+    """逐词生成 T 个词要做的乘加 (multiply-add) 次数：用 / 不用 KV 缓存。
+
+    模型：一层注意力，宽 d（d_model = d_k = d_v = d；多头时 H 个头的 d_k 加起来也是 d，次数相同）。
+    第 t 步 (t = 1, ..., T) 时前文有 t 个词：
+
+    - 不用缓存：把 t 个词全部重新投影成 q、k、v（3·t·d² 次），再算完整的 t × t 注意力
+      （分数 t·t·d 次，加权求和 t·t·d 次）。第 t 步共 3td² + 2t²d。
+    - 用缓存：只投影新词（3d² 次），新词的 q 与 t 个键点积（t·d 次），加权求和（t·d 次）。第 t 步共 3d² + 2td。
+
+    求和 (Σ t = T(T+1)/2，Σ t² = T(T+1)(2T+1)/6)：
+
+    - 不用缓存：3d²·T(T+1)/2 + 2d·T(T+1)(2T+1)/6 —— 随 T³ 增长；
+    - 用缓存：3d²·T + d·T(T+1) —— 随 T² 增长。
+
+    Parameters
+    ----------
+    T : int
+        生成的词数，正整数。
+    d : int
+        模型宽度，正整数。
+    cached : bool
+        是否用 KV 缓存。
+
+    Returns
+    -------
+    int
+        乘加次数（精确整数）。
+
+    Raises
+    ------
+    TypeError
+        ``T``、``d`` 不是整数，或 ``cached`` 不是 bool。
+    ValueError
+        ``T`` 或 ``d`` 不是正数。
+
+    Examples
+    --------
+    T = 2, d = 1：不用缓存第 1 步 3 + 2 = 5，第 2 步 6 + 8 = 14；用缓存第 2 步只要 3 + 4 = 7。
+
+    >>> decode_multiply_adds(2, 1, cached=False), decode_multiply_adds(2, 1, cached=True)
+    (19, 12)
+    """
+    T = check.positive_int(T, "T")
+    d = check.positive_int(d, "d")
+    if not isinstance(cached, (bool, np.bool_)):
+        raise TypeError(f"cached 必须是 bool（True 或 False），收到的是 {check.describe(cached)}。")
+    if cached:
+        return 3 * d * d * T + d * T * (T + 1)
+    return 3 * d * d * T * (T + 1) // 2 + 2 * d * (T * (T + 1) * (2 * T + 1) // 6)
+
+
+def kv_cache_bytes(n: int, d_model: int, num_layers: int = 1, dtype: type = np.float32) -> int:
+    """KV 缓存占的内存：2 (k 和 v) × 层数 × 词数 n × d_model × 每个数的字节数。
+
+    Parameters
+    ----------
+    n : int
+        缓存的词数（上下文长度）。
+    d_model : int
+        每层的 k（或 v）一个词的长度之和（多头时 = H × d_k）。
+    num_layers : int, default 1
+    dtype : np.float32 or np.float64, default np.float32
+
+    Returns
+    -------
+    int
+        字节数。
+
+    Raises
+    ------
+    TypeError
+        参数不是整数，或 dtype 不是 float32/float64。
+    ValueError
+        参数不是正数。
+
+    Examples
+    --------
+    >>> kv_cache_bytes(1024, 256, num_layers=2, dtype=np.float32)   # 2 × 2 × 1024 × 256 × 4
+    4194304
+    """
+    n = check.positive_int(n, "n")
+    d_model = check.positive_int(d_model, "d_model")
+    num_layers = check.positive_int(num_layers, "num_layers")
+    return 2 * num_layers * n * d_model * _float_dtype(dtype).itemsize
