@@ -197,3 +197,10 @@ def string_list(x: object, name: str) -> tuple[str, ...]:
     if len(x) == 0:
         raise ValueError(f"{name} 不能为空：至少要有一个词。")
     return tuple(x)
+
+
+def boolean(x: object, name: str) -> bool:
+    """开关参数：只收 True 或 False（不收 0/1、字符串——它们多半是传错了位置的参数）。"""
+    if not isinstance(x, (bool, np.bool_)):
+        raise TypeError(f"{name} 必须是 bool（True 或 False），收到的是 {describe(x)}。")
+    return bool(x)

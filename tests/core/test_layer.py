@@ -381,7 +381,7 @@ ERROR_CASES = [
     ("layer-D-not-divisible", layer(num_heads=3), VE, r"d_model=4 必须能被 num_heads=3 整除"),
     ("layer-eps-zero", layer(eps=0.0), VE, r"eps 必须是有限的正实数 \(> 0\)，收到的是 0\.0"),
     ("layer-eps-string", layer(eps="1e-5"), TE, r"eps 必须是正实数.*字符串"),
-    ("layer-norm_first-string", layer(norm_first="pre"), TE, r"norm_first 必须是 True 或 False.*字符串 'pre'"),
+    ("layer-norm_first-string", layer(norm_first="pre"), TE, r"norm_first 必须是 bool（True 或 False）.*字符串 'pre'"),
     ("layer-mask-shape", layer(mask=np.ones((3, 5), bool)), VE, r"mask 的形状 \(3, 5\) 无法广播.*\(2, 3, 3\)"),
     ("layer-x-1d", layer(x=np.ones(4)), VE, r"x 至少要有 2 维.*shape=\(4,\)"),
     ("layer_norm-gamma-length", call(layer_norm, X, np.ones(3), np.zeros(4)), VE,

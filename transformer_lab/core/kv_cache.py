@@ -197,8 +197,7 @@ def decode_multiply_adds(T: int, d: int, cached: bool) -> int:
     """
     T = check.positive_int(T, "T")
     d = check.positive_int(d, "d")
-    if not isinstance(cached, (bool, np.bool_)):
-        raise TypeError(f"cached 必须是 bool（True 或 False），收到的是 {check.describe(cached)}。")
+    cached = check.boolean(cached, "cached")
     if cached:
         return 3 * d * d * T + d * T * (T + 1)
     return 3 * d * d * T * (T + 1) // 2 + 2 * d * (T * (T + 1) * (2 * T + 1) // 6)

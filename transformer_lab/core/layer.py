@@ -273,8 +273,7 @@ def encoder_layer(
     if x.shape[-1] % num_heads:
         raise ValueError(f"x 的最后一维 d_model={x.shape[-1]} 必须能被 num_heads={num_heads} 整除（例如 512 = 8 × 64）。")
     p = _check_params(params, x.shape[-1])
-    if not isinstance(norm_first, (bool, np.bool_)):
-        raise TypeError(f"norm_first 必须是 True 或 False，收到的是 {check.describe(norm_first)}。")
+    norm_first = check.boolean(norm_first, "norm_first")
     eps = check.positive_real(eps, "eps")
     g1, b1, g2, b2 = p["ln1_gamma"], p["ln1_beta"], p["ln2_gamma"], p["ln2_beta"]
     attn_in = _ln(x, g1, b1, eps) if norm_first else x  # (..., T, D)

@@ -36,12 +36,6 @@ from .attention import _check_qkv
 __all__ = ["tiled_attention"]
 
 
-def _check_causal(causal: object) -> bool:
-    if not isinstance(causal, (bool, np.bool_)):
-        raise TypeError(f"causal 必须是 bool（True 或 False），收到的是 {check.describe(causal)}。")
-    return bool(causal)
-
-
 def _check_causal_rows(mask: np.ndarray | None, T: int, S: int) -> None:
     """causal=True 时，每个查询 i 只能看键 j <= i + (S - T)；与 mask 合起来后每行仍要至少一个 True。"""
     if T > S:
@@ -194,7 +188,7 @@ def tiled_attention(
     """
     q, k, v, mask, scale = _check_qkv(q, k, v, mask, scale)
     block_size = check.positive_int(block_size, "block_size")
-    causal = _check_causal(causal)
+    causal = check.boolean(causal, "causal")
     if causal:
         _check_causal_rows(mask, q.shape[-2], k.shape[-2])
     return _tiled(q, k, v, mask, scale, causal, block_size)  # (..., T, d_v)
