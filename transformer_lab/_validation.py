@@ -34,6 +34,7 @@ def as_real_array(x: object, name: str, *, min_ndim: int = 0) -> np.ndarray:
             f"{name} 必须是 NumPy 数组 (np.ndarray)，收到的是 {describe(x)}。"
             f"提示：先用 np.asarray({name}, dtype=float) 转换。"
         )
+    x = plain_array(x, name)
     kind = x.dtype.kind
     if kind not in "iuf":
         raise TypeError(
@@ -49,6 +50,35 @@ def as_real_array(x: object, name: str, *, min_ndim: int = 0) -> np.ndarray:
         bad = "NaN" if np.any(np.isnan(out)) else "inf"
         raise ValueError(f"{name} 含有 {bad}，期望所有元素都是有限实数。请先检查上游计算。")
     return out
+
+
+def plain_array(x: np.ndarray, name: str) -> np.ndarray:
+    """ndarray 的子类：掩码数组 (np.ma.MaskedArray) 拒绝并提示 ``filled``；其余（np.matrix、memmap ……）转成普通数组。
+
+    子类会改掉运算的含义（np.matrix 的 ``*`` 是矩阵乘法，掩码数组的运算跳过被掩掉的元素），所以一律先转换。
+    """
+    if isinstance(x, np.ma.MaskedArray):
+        raise TypeError(
+            f"{name} 是掩码数组 (np.ma.MaskedArray)：被掩掉的元素该当作什么值，本书不替你猜。"
+            f"提示：先用 {name}.filled(0.0)（或别的填充值）换成普通数组；注意力里要\"不许看\"某些位置，请用 mask 参数。"
+        )
+    return np.asarray(x) if type(x) is not np.ndarray else x
+
+
+def finite_result(x: np.ndarray, what: str, hint: str = "") -> np.ndarray:
+    """计算结果必须有限：输入都是有限数，但中间结果超出了浮点数的范围（溢出成 inf，或 inf − inf = NaN）。
+
+    调用方在 ``np.errstate(over="ignore", invalid="ignore")`` 里计算（不让 NumPy 发 RuntimeWarning），再用它检查。
+    """
+    if not np.all(np.isfinite(x)):
+        raise ValueError(
+            f"{what} 溢出：输入都是有限数，但结果超出了浮点数能表示的范围"
+            f"（float64 约 ±1.8e308，float32 约 ±3.4e38），得到了 inf 或 NaN。{hint}"
+        )
+    return x
+
+
+OVERFLOW_HINT = "提示：把输入缩小到合理的量级（例如先标准化），float32 的输入可先转成 float64。"
 
 
 def float_dtype(dtype: np.dtype) -> np.dtype:
@@ -67,6 +97,16 @@ def check_shape(x: np.ndarray, name: str, expected: tuple, hint: str = "") -> No
 def positive_int(n: object, name: str) -> int:
     """检查 ``n`` 是正整数（Python int 或 NumPy 整数，不接受 bool 和浮点数）。"""
     return _int_at_least(n, name, 1, "正整数")
+
+
+MAX_ELEMENTS = 100_000_000  # 一个数组最多这么多个元素（float64 约 800 MB）：再大就会耗尽内存
+
+
+def at_most(n: int, name: str, limit: int, why: str) -> int:
+    """整数参数的上限（已检查过是整数）：太大时会耗尽内存或算上几个小时，``why`` 说明为什么。"""
+    if n > limit:
+        raise ValueError(f"{name}={n} 太大：{why}，上限是 {limit}。")
+    return n
 
 
 def nonnegative_int(n: object, name: str) -> int:
@@ -137,6 +177,7 @@ def as_mask(mask: object, name: str, target: tuple[int, ...]) -> np.ndarray:
     """检查掩码 (mask)：bool 数组，能广播到 ``target``，且每一行至少允许看一个位置。"""
     if not isinstance(mask, np.ndarray):
         raise TypeError(f"{name} 必须是 bool 类型的 NumPy 数组，收到的是 {describe(mask)}。")
+    mask = plain_array(mask, name)
     if mask.dtype != np.bool_:
         raise TypeError(
             f"{name} 的 dtype 必须是 bool（True = 允许关注），收到的是 dtype={mask.dtype}。"
@@ -163,6 +204,7 @@ def as_scores(x: object, name: str, axis: object) -> np.ndarray:
     if not isinstance(x, np.ndarray):
         raise TypeError(f"{name} 必须是 NumPy 数组 (np.ndarray)，收到的是 {describe(x)}。"
                         f"提示：先用 np.asarray({name}, dtype=float) 转换。")
+    x = plain_array(x, name)
     as_real_array(np.where(np.isneginf(x), 0, x) if x.dtype.kind == "f" else x, name)  # -inf 之外必须是有限实数
     if isinstance(axis, (bool, np.bool_)) or not isinstance(axis, (int, np.integer)):
         raise TypeError(f"axis 必须是整数，收到的是 {describe(axis)}。")

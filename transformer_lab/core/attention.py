@@ -19,7 +19,8 @@ __all__ = ["softmax", "causal_mask", "scaled_dot_product_attention"]
 
 def softmax_unchecked(x: np.ndarray, axis: int = -1) -> np.ndarray:
     """不做检查的 softmax，供本包内部使用（允许 -inf，表示被掩掉的位置）。"""
-    shifted = x - np.max(x, axis=axis, keepdims=True)  # 减去最大值：e^x 不会溢出
+    with np.errstate(over="ignore"):  # 相差超过 ~1.8e308 的两个分数：差值溢出成 -inf，e^-inf = 0 正是对的
+        shifted = x - np.max(x, axis=axis, keepdims=True)  # 减去最大值：e^x 不会溢出
     e = np.exp(shifted)
     return e / np.sum(e, axis=axis, keepdims=True)
 
@@ -79,7 +80,7 @@ def causal_mask(T: int) -> np.ndarray:
     TypeError
         ``T`` 不是整数。
     ValueError
-        ``T`` 不是正数。
+        ``T`` 不是正数，或 T² 超过 1e8（内存）。
 
     Examples
     --------
@@ -89,6 +90,7 @@ def causal_mask(T: int) -> np.ndarray:
            [1, 1, 1]])
     """
     T = check.positive_int(T, "T")
+    check.at_most(T * T, "T × T", check.MAX_ELEMENTS, "掩码有 T² 个元素")
     return np.tril(np.ones((T, T), dtype=bool))  # (T, T)
 
 
@@ -114,17 +116,24 @@ def _check_qkv(q, k, v, mask, scale):
     return q, k, v, mask, scale
 
 
-def attend(q, k, v, mask=None, scale=None):
-    """注意力的四步计算（不做检查）：点积 → 缩放 → softmax → 加权求和。
+def attend(q, k, v, mask=None, scale=None, names=("q", "k", "v")):
+    """注意力的四步计算（输入已检查过）：点积 → 缩放 → softmax → 加权求和。
 
     ``scaled_dot_product_attention`` 检查完输入后就调用它；包里其他已检查过输入的地方（例如多头注意力）直接复用。
+    输入有限、但分数 q·kᵀ·scale 或输出超出浮点数范围时，抛出写明 ``names``（用户传的参数名）的 ValueError，
+    而不是悄悄返回 NaN。
     """
     scale = q.shape[-1] ** -0.5 if scale is None else scale  # Python float：不会把 float32 提升成 float64
-    scores = (q @ np.swapaxes(k, -1, -2)) * scale  # (..., T, S)
+    with np.errstate(over="ignore", invalid="ignore"):
+        scores = (q @ np.swapaxes(k, -1, -2)) * scale  # (..., T, S)
+    check.finite_result(scores, f"注意力分数 {names[0]}·{names[1]}ᵀ × scale", check.OVERFLOW_HINT)
     if mask is not None:
         scores = np.where(mask, scores, -np.inf)  # (..., T, S)
     weights = softmax_unchecked(scores, axis=-1)  # (..., T, S)
-    return weights @ v, weights  # (..., T, d_v), (..., T, S)
+    with np.errstate(over="ignore", invalid="ignore"):
+        out = weights @ v  # (..., T, d_v)
+    check.finite_result(out, f"加权求和 weights @ {names[2]}", check.OVERFLOW_HINT)
+    return out, weights  # (..., T, d_v), (..., T, S)
 
 
 def scaled_dot_product_attention(
@@ -163,7 +172,9 @@ def scaled_dot_product_attention(
     TypeError
         输入不是实数 NumPy 数组，或 mask 不是 bool 数组。
     ValueError
-        形状不匹配、数组为空、含 NaN/inf、mask 某行全为 False，或 scale 不是正数。
+        形状不匹配、数组为空、含 NaN/inf、mask 某行全为 False，或 scale 不是正数；
+        输入有限但分数 q·kᵀ·scale 或输出超出浮点数范围（溢出）。掩码数组 (np.ma) 是 TypeError，
+        提示先 ``filled``；np.matrix 等其他子类先转成普通数组。
 
     Examples
     --------

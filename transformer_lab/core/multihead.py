@@ -89,7 +89,7 @@ def merge_heads(x: np.ndarray) -> np.ndarray:
     >>> np.array_equal(merge_heads(split_heads(x, 2)), x)
     True
     """
-    return _merge(check.as_real_array(x, "x", min_ndim=3))
+    return _merge(check.as_real_array(x, "x", min_ndim=3)).copy()  # 新数组：H = 1 时 reshape 会是 x 的视图
 
 
 def _merge(x):
@@ -123,8 +123,11 @@ def _check_mha(x, kv, weights, biases, num_heads, mask):
     return x, kv, checked_w, checked_b, num_heads, mask
 
 
-def _project(x, w, b):
-    return x @ w if b is None else x @ w + b  # (..., T, D)
+def _project(x, w, b, what="投影"):
+    """x @ w (+ b)；输入有限但结果溢出时报错，``what`` 写明是哪个投影（用户的参数名）。"""
+    with np.errstate(over="ignore", invalid="ignore"):
+        out = x @ w if b is None else x @ w + b  # (..., T, D)
+    return check.finite_result(out, what, check.OVERFLOW_HINT)
 
 
 def multi_head_attention(
@@ -170,7 +173,8 @@ def multi_head_attention(
     TypeError
         输入不是实数数组、num_heads 不是整数、mask 不是 bool 数组。
     ValueError
-        D 不能被 num_heads 整除、权重形状不是 (D, D)、kv 的 D 不一致、mask 形状不对或某行全 False 等。
+        D 不能被 num_heads 整除、权重形状不是 (D, D)、kv 的 D 不一致、mask 形状不对或某行全 False 等；
+        输入有限但投影、分数或输出超出浮点数范围（溢出）。
 
     Examples
     --------
@@ -188,8 +192,9 @@ def multi_head_attention(
         x, kv, {"w_q": w_q, "w_k": w_k, "w_v": w_v, "w_o": w_o},
         {"b_q": b_q, "b_k": b_k, "b_v": b_v, "b_o": b_o}, num_heads, mask,
     )
-    q = _split(_project(x, w_q, b_q), H)  # (..., H, T, d_k)
-    k = _split(_project(kv, w_k, b_k), H)  # (..., H, S, d_k)
-    v = _split(_project(kv, w_v, b_v), H)  # (..., H, S, d_k)
-    heads, weights = attend(q, k, v, mask)  # (..., H, T, d_k), (..., H, T, S)
-    return _project(_merge(heads), w_o, b_o), weights  # (..., T, D)
+    src = "x" if kv is x else "kv"
+    q = _split(_project(x, w_q, b_q, "查询投影 x @ w_q"), H)  # (..., H, T, d_k)
+    k = _split(_project(kv, w_k, b_k, f"键投影 {src} @ w_k"), H)  # (..., H, S, d_k)
+    v = _split(_project(kv, w_v, b_v, f"值投影 {src} @ w_v"), H)  # (..., H, S, d_k)
+    heads, weights = attend(q, k, v, mask, names=("(x @ w_q)", f"({src} @ w_k)", f"({src} @ w_v)"))
+    return _project(_merge(heads), w_o, b_o, "输出投影 @ w_o"), weights  # (..., T, D)

@@ -55,7 +55,7 @@ def qkv_projections(
         输入不是实数 NumPy 数组。
     ValueError
         ``x`` 少于 2 维、为空或含 NaN/inf；某个矩阵不是二维、行数不等于 D；
-        ``w_q`` 与 ``w_k`` 的列数 (d_k) 不同。
+        ``w_q`` 与 ``w_k`` 的列数 (d_k) 不同；输入有限但投影结果溢出（超出浮点数范围）。
 
     Examples
     --------
@@ -74,7 +74,11 @@ def qkv_projections(
             f"w_q 与 w_k 的列数 (d_k) 必须相等，q 和 k 才能做点积：w_q.shape={w_q.shape}, w_k.shape={w_k.shape}。"
             "（w_v 的列数 d_v 可以不同。）"
         )
-    return x @ w_q, x @ w_k, x @ w_v  # (..., T, d_k), (..., T, d_k), (..., T, d_v)
+    with np.errstate(over="ignore", invalid="ignore"):
+        out = x @ w_q, x @ w_k, x @ w_v  # (..., T, d_k), (..., T, d_k), (..., T, d_v)
+    for name, y in zip(("x @ w_q", "x @ w_k", "x @ w_v"), out):
+        check.finite_result(y, name, check.OVERFLOW_HINT)
+    return out
 
 
 def init_qkv_weights(
@@ -105,7 +109,7 @@ def init_qkv_weights(
     TypeError
         维数不是整数，或 ``rng`` 不是 ``np.random.Generator``。
     ValueError
-        维数不是正数。
+        维数不是正数，或权重矩阵超过 1e8 个元素（内存）。
 
     Examples
     --------
@@ -117,6 +121,7 @@ def init_qkv_weights(
     d_model = check.positive_int(d_model, "d_model")
     d_k = check.positive_int(d_k, "d_k")
     d_v = d_k if d_v is None else check.positive_int(d_v, "d_v")
+    check.at_most(d_model * max(d_k, d_v), "d_model × max(d_k, d_v)", check.MAX_ELEMENTS, "每个权重矩阵有这么多个元素")
     rng = check.generator(rng)
     std = 1.0 / np.sqrt(d_model)
     w_q = rng.normal(0.0, std, size=(d_model, d_k))  # (D, d_k)

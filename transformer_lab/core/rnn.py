@@ -79,10 +79,11 @@ def rnn_forward(
     x, w_xh, w_hh, b_h, h = _check_rnn(x, w_xh, w_hh, b_h, h0)
     d_h, dtype = w_hh.shape[0], np.result_type(x, w_xh, w_hh, b_h, h)
     states = np.empty((x.shape[0], d_h), dtype=dtype)  # (T, d_h)
-    for t in range(x.shape[0]):  # 只能一步一步来：h_t 依赖 h_{t-1}
-        h = np.tanh(x[t] @ w_xh + h @ w_hh + b_h)  # (d_h,)
-        states[t] = h
-    return states
+    with np.errstate(over="ignore", invalid="ignore"):  # tanh(±inf) = ±1 是对的；只有 inf − inf = NaN 才报错
+        for t in range(x.shape[0]):  # 只能一步一步来：h_t 依赖 h_{t-1}
+            h = np.tanh(x[t] @ w_xh + h @ w_hh + b_h)  # (d_h,)
+            states[t] = h
+    return check.finite_result(states, "RNN 的隐状态 tanh(x_t @ w_xh + h @ w_hh + b_h)", check.OVERFLOW_HINT)
 
 
 def orthogonal_recurrent_weights(d_h: int, gain: float, rng: np.random.Generator) -> np.ndarray:
@@ -107,7 +108,7 @@ def orthogonal_recurrent_weights(d_h: int, gain: float, rng: np.random.Generator
     Raises
     ------
     TypeError, ValueError
-        ``d_h`` 不是正整数、``gain`` 不是有限正实数，或 ``rng`` 不是 Generator。
+        ``d_h`` 不是正整数（或 d_h² 超过 1e8）、``gain`` 不是有限正实数，或 ``rng`` 不是 Generator。
 
     Examples
     --------
@@ -116,6 +117,7 @@ def orthogonal_recurrent_weights(d_h: int, gain: float, rng: np.random.Generator
     array([0.9, 0.9, 0.9, 0.9])
     """
     d_h = check.positive_int(d_h, "d_h")
+    check.at_most(d_h * d_h, "d_h × d_h", check.MAX_ELEMENTS, "W_hh 有 d_h² 个元素")
     gain = check.positive_real(gain, "gain")
     q, r = np.linalg.qr(check.generator(rng).standard_normal((d_h, d_h)))  # (d_h, d_h)
     signs = np.where(np.diag(r) < 0, -1.0, 1.0)  # 修正符号，让 Q 在所有正交矩阵里均匀分布
@@ -126,10 +128,11 @@ def _linear_rnn(x, w_xh, w_hh, b_h, h0):
     """去掉 tanh 的 RNN：h_t = x_t W_xh + h_{t-1} W_hh + b_h（输入已检查过）。"""
     h = h0  # (d_h,)
     states = np.empty((x.shape[0], w_hh.shape[0]), dtype=np.result_type(x, w_xh, w_hh, b_h, h0))  # (T, d_h)
-    for t in range(x.shape[0]):
-        h = x[t] @ w_xh + h @ w_hh + b_h  # (d_h,)
-        states[t] = h
-    return states
+    with np.errstate(over="ignore", invalid="ignore"):
+        for t in range(x.shape[0]):
+            h = x[t] @ w_xh + h @ w_hh + b_h  # (d_h,)
+            states[t] = h
+    return check.finite_result(states, "去掉 tanh 的 RNN 隐状态（linear=True）", check.OVERFLOW_HINT)
 
 
 def input_jacobians(x: np.ndarray, w_xh: np.ndarray, w_hh: np.ndarray, b_h: np.ndarray | None = None,
@@ -159,7 +162,8 @@ def input_jacobians(x: np.ndarray, w_xh: np.ndarray, w_hh: np.ndarray, b_h: np.n
     Raises
     ------
     TypeError, ValueError
-        与 ``tl.rnn_forward`` 相同（输入类型、形状、NaN/inf）。
+        与 ``tl.rnn_forward`` 相同（输入类型、形状、NaN/inf）；``linear`` 不是 bool；
+        输入有限但隐状态或雅可比矩阵溢出（例如 ``linear=True`` 且 w_hh 很大、序列很长）。
 
     Examples
     --------
@@ -171,16 +175,19 @@ def input_jacobians(x: np.ndarray, w_xh: np.ndarray, w_hh: np.ndarray, b_h: np.n
     array([[0.]])
     """
     x, w_xh, w_hh, b_h, h0 = _check_rnn(x, w_xh, w_hh, b_h, h0)
+    linear = check.boolean(linear, "linear")
+    T, d_h, d_in = x.shape[0], w_hh.shape[0], w_xh.shape[0]
+    check.at_most(T * T * d_h * d_in, "T² × d_h × d_in", check.MAX_ELEMENTS, "雅可比矩阵有这么多个元素")
     run = _linear_rnn if linear else rnn_forward
     states = run(x, w_xh, w_hh, b_h, h0)  # (T, d_h)
     slope = np.ones_like(states) if linear else 1.0 - states**2  # (T, d_h)，tanh 的斜率
-    T, d_h, d_in = states.shape[0], states.shape[1], w_xh.shape[0]
     jac = np.zeros((T, T, d_h, d_in))  # (T, T, d_h, d_in)
-    for t in range(T):
-        if t > 0:  # 旧词的影响：先乘 W_hhᵀ 传过来，再乘 tanh 的斜率
-            jac[t, :t] = slope[t][:, None] * (w_hh.T @ jac[t - 1, :t])  # (t, d_h, d_in)
-        jac[t, t] = slope[t][:, None] * w_xh.T  # (d_h, d_in)
-    return states, jac
+    with np.errstate(over="ignore", invalid="ignore"):
+        for t in range(T):
+            if t > 0:  # 旧词的影响：先乘 W_hhᵀ 传过来，再乘 tanh 的斜率
+                jac[t, :t] = slope[t][:, None] * (w_hh.T @ jac[t - 1, :t])  # (t, d_h, d_in)
+            jac[t, t] = slope[t][:, None] * w_xh.T  # (d_h, d_in)
+    return states, check.finite_result(jac, "雅可比矩阵 ∂h_t/∂x_s（每步乘一次 w_hh）", check.OVERFLOW_HINT)
 
 
 def chapter_rnn(T: int, d_in: int, d_h: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -204,7 +211,7 @@ def chapter_rnn(T: int, d_in: int, d_h: int, rng: np.random.Generator) -> tuple[
     Raises
     ------
     TypeError, ValueError
-        参数不是正整数，或 ``rng`` 不是 Generator。
+        参数不是正整数、数组超过 1e8 个元素（内存），或 ``rng`` 不是 Generator。
 
     Examples
     --------
@@ -215,6 +222,7 @@ def chapter_rnn(T: int, d_in: int, d_h: int, rng: np.random.Generator) -> tuple[
     True
     """
     T, d_in, d_h = check.positive_int(T, "T"), check.positive_int(d_in, "d_in"), check.positive_int(d_h, "d_h")
+    check.at_most(max(d_h * d_h, d_in * d_h, T * d_in), "最大的数组", check.MAX_ELEMENTS, "Q、W_xh 或 x 的元素个数")
     rng = check.generator(rng)
     q = orthogonal_recurrent_weights(d_h, 1.0, rng)  # (d_h, d_h)
     w_xh = rng.standard_normal((d_in, d_h)) / np.sqrt(d_in)  # (d_in, d_h)

@@ -40,7 +40,7 @@ def dot(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     TypeError
         输入不是实数 NumPy 数组。
     ValueError
-        最后一维长度不同、数组为空或含 NaN/inf。
+        最后一维长度不同、数组为空或含 NaN/inf；输入有限但点积超出浮点数范围（溢出）。
 
     Examples
     --------
@@ -49,7 +49,9 @@ def dot(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     11.0
     """
     a, b = _pair(a, b)
-    out = np.sum(a * b, axis=-1)
+    with np.errstate(over="ignore", invalid="ignore"):
+        out = np.sum(a * b, axis=-1)  # (...)
+    check.finite_result(out, "点积 a·b", check.OVERFLOW_HINT + "只关心方向时可改用 cosine_similarity（它不会溢出）。")
     return out.item() if out.ndim == 0 else out
 
 
@@ -64,7 +66,8 @@ def cosine_similarity(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     Returns
     -------
     float or ndarray of shape (...)
-        两个一维向量时返回 Python float，否则返回数组。
+        两个一维向量时返回 Python float，否则返回数组；总在 [-1, 1] 之内（舍入误差已截掉）。
+        任何有限的非零向量都行，1e200 或 1e-200 量级也不会溢出。
 
     Raises
     ------
@@ -80,11 +83,17 @@ def cosine_similarity(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     0.9839
     """
     a, b = _pair(a, b)
-    na = np.linalg.norm(a, axis=-1)
-    nb = np.linalg.norm(b, axis=-1)
-    for name, n in (("a", na), ("b", nb)):
-        if np.any(n == 0):
-            where = tuple(int(i) for i in np.argwhere(np.atleast_1d(n == 0))[0]) if n.ndim else "（整个向量）"
-            raise ValueError(f"{name} 在位置 {where} 是长度为 0 的向量：零向量没有方向，余弦相似度无定义。")
-    out = np.sum(a * b, axis=-1) / (na * nb)
+    a, b = _unit(a, "a"), _unit(b, "b")  # 先缩成长度 1：1e200 或 1e-200 量级的向量也不会溢出或下溢
+    out = np.clip(np.sum(a * b, axis=-1), -1.0, 1.0)  # (...)，舍入可能让 |cos| 略超 1，arccos 会变 NaN
     return out.item() if out.ndim == 0 else out
+
+
+def _unit(a: np.ndarray, name: str) -> np.ndarray:
+    """每个向量除以自己的长度；先除以最大分量的绝对值，平方和既不会溢出也不会下溢成 0。"""
+    big = np.max(np.abs(a), axis=-1, keepdims=True)  # (..., 1)
+    if np.any(big == 0):
+        zero = big[..., 0] == 0
+        where = tuple(int(i) for i in np.argwhere(zero)[0]) if zero.ndim else "（整个向量）"
+        raise ValueError(f"{name} 在位置 {where} 是长度为 0 的向量：零向量没有方向，余弦相似度无定义。")
+    a = a / big  # (..., n)，最大分量是 ±1
+    return a / np.sqrt(np.sum(a * a, axis=-1, keepdims=True))  # (..., n)

@@ -6,6 +6,7 @@ import numpy as np
 
 from matplotlib.ticker import NullLocator
 
+from .. import _validation as check
 from ..core.attention import scaled_dot_product_attention
 from ..core.rnn import chapter_rnn, input_jacobians
 from ..widgets.explorable import Explorable, Slider
@@ -15,6 +16,7 @@ __all__ = ["rnn_memory_decay", "queue_vs_direct"]
 GAIN_GRID = (0.5, 0.8, 0.9, 1.0, 1.5, 2.0)
 INPUT_GRID = (0.1, 0.5, 1.0)
 T_GRID = (4, 8, 16, 32, 48, 64)
+MAX_T, MAX_WIDTH, MAX_GAIN, MAX_INPUT = 256, 64, 4.0, 10.0  # 构造参数的上限：图的纵轴范围和几秒内画完
 _RNN_COLOR, _LINEAR_COLOR, _ATTN_COLOR = "#b5367a", "#7f7f7f", "#31688e"
 
 
@@ -24,6 +26,20 @@ def _num(value: float) -> str:
     不用 mathtext：拖动滑块时标题每次都是新字符串，解析 mathtext 每次要好几毫秒。
     """
     return f"{value:.3g}" if 0.01 <= abs(value) < 1000 else f"{value:.1e}"
+
+
+def _int_between(n: object, name: str, low: int, high: int) -> int:
+    n = check.positive_int(n, name)
+    if not low <= n <= high:
+        raise ValueError(f"{name} 必须在 [{low}, {high}] 之内，收到的是 {n}。")
+    return n
+
+
+def _real_up_to(x: object, name: str, high: float) -> float:
+    x = check.positive_real(x, name)
+    if x > high:
+        raise ValueError(f"{name} 必须在 (0, {high:g}] 之内（再大曲线就超出纵轴、甚至溢出），收到的是 {x:g}。")
+    return x
 
 
 def _style(ax, xlabel, ylabel, xlim, ylim, yticks):
@@ -103,8 +119,15 @@ def rnn_memory_decay(T: int = 60, d_in: int = 4, d_h: int = 16, seed: int = 1) -
     Returns
     -------
     Explorable
+
+    Raises
+    ------
+    TypeError, ValueError
+        ``T`` 不在 [2, 256] 之内、``d_in``/``d_h`` 不在 [1, 64] 之内，或 ``seed`` 不是非负整数。
     """
-    q, w_xh, x = chapter_rnn(T, d_in, d_h, np.random.default_rng(seed))
+    T = _int_between(T, "T", 2, MAX_T)
+    d_in, d_h = _int_between(d_in, "d_in", 1, MAX_WIDTH), _int_between(d_h, "d_h", 1, MAX_WIDTH)
+    q, w_xh, x = chapter_rnn(T, d_in, d_h, np.random.default_rng(check.nonnegative_int(seed, "seed")))
     return Explorable(
         view=_MemoryView,
         data={"q": q, "w_xh": w_xh, "x": x},
@@ -195,7 +218,16 @@ def queue_vs_direct(T_max: int = 64, gain: float = 0.9, input_scale: float = 0.5
     Returns
     -------
     Explorable
+
+    Raises
+    ------
+    TypeError, ValueError
+        ``T_max`` 不在 [8, 256] 之内（滑块至少要有 4 和 8 两个取值）、``gain`` 不在 (0, 4] 之内、
+        ``input_scale`` 不在 (0, 10] 之内，或 ``seed`` 不是非负整数。
     """
+    T_max = _int_between(T_max, "T_max", T_GRID[1], MAX_T)
+    gain, input_scale = _real_up_to(gain, "gain", MAX_GAIN), _real_up_to(input_scale, "input_scale", MAX_INPUT)
+    seed = check.nonnegative_int(seed, "seed")
     grid = tuple(T for T in T_GRID if T <= T_max)
     q, w_xh, x = chapter_rnn(T_max, 4, 16, np.random.default_rng(seed))
     _, jac = input_jacobians(input_scale * x, w_xh, gain * q)  # (T_max, T_max, d_h, d_in)

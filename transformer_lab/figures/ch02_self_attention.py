@@ -9,7 +9,8 @@ import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.patches import Rectangle
 
-from ..lessons.toy_sentences import FEATURES, discuss, sentence_text, toy_sentence, variant_names
+from .. import _validation as check
+from ..lessons.toy_sentences import FEATURES, discuss, sentence_names, sentence_text, toy_sentence, variant_names
 from ..plot.bars import weight_bars
 from ..plot.heatmap import attention_heatmap, labelled_heatmap
 from ..widgets.explorable import Explorable, Slider
@@ -70,8 +71,13 @@ def attention_explorer(sentence: str = "animal") -> Explorable:
     -------
     Explorable
         滑块：查询词（句子里的每个词）× 讨论轮次（2 轮）。
+
+    Raises
+    ------
+    TypeError, ValueError
+        ``sentence`` 不是合法的句子名。
     """
-    s = toy_sentence(sentence)
+    s = toy_sentence(check.one_of(sentence, "sentence", sentence_names()))
     text = sentence_text(s.tokens)
     return Explorable(
         view=_ExplorerView,
@@ -144,7 +150,13 @@ def pronoun_shift(sentence: str = "animal") -> Explorable:
     -------
     Explorable
         滑块：换成哪个词（``toy_sentences.variant_names(sentence)``）。
+
+    Raises
+    ------
+    TypeError, ValueError
+        ``sentence`` 不是合法的句子名。
     """
+    sentence = check.one_of(sentence, "sentence", sentence_names())
     variants = variant_names(sentence)
     return Explorable(
         view=_ShiftView,
@@ -177,8 +189,19 @@ def feature_heatmap(x: np.ndarray, row_labels: list[str] | tuple[str, ...], ax: 
     Returns
     -------
     Heatmap
+
+    Raises
+    ------
+    TypeError, ValueError
+        ``x`` 不是实数数组、含 NaN/inf，或形状不是 (len(row_labels), len(FEATURES))；``row_labels`` 不是字符串列表。
     """
-    heat = labelled_heatmap(x, row_labels, FEATURES, ax=ax, title=title, vmax=vmax, skip_zeros=True, aspect="auto")
+    x = check.as_real_array(x, "x")
+    row_labels = check.string_list(row_labels, "row_labels")
+    if x.shape != (len(row_labels), len(FEATURES)):
+        raise ValueError(f"x 的形状 {x.shape} 不对：应为 ({len(row_labels)}, {len(FEATURES)})——"
+                         f"每行一个词（row_labels 有 {len(row_labels)} 个），每列一个特征（FEATURES 有 {len(FEATURES)} 个）。")
+    heat = labelled_heatmap(x, list(row_labels), FEATURES, ax=ax, title=title, vmax=vmax, skip_zeros=True,
+                            aspect="auto")
     for edge in _GROUPS:
         heat.image.axes.axvline(edge - 0.5, color="white", linewidth=2)
     return heat

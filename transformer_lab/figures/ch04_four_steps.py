@@ -11,6 +11,7 @@ from ..widgets.explorable import Explorable, Slider
 
 __all__ = ["scaling_saturation"]
 
+MAX_KEYS = 64  # 再多柱子就挤成一团，数字也看不清
 DK_GRID = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512)
 
 
@@ -62,9 +63,9 @@ def scaling_saturation(num_keys: int = 8, seed: int = 0) -> Explorable:
     Raises
     ------
     TypeError, ValueError
-        ``num_keys`` 不是正整数，或 ``seed`` 不是非负整数。
+        ``num_keys`` 不是 1 到 64 的整数，或 ``seed`` 不是非负整数。
     """
-    num_keys = check.positive_int(num_keys, "num_keys")
+    num_keys = check.at_most(check.positive_int(num_keys, "num_keys"), "num_keys", MAX_KEYS, "每个键画一根带数字的柱子")
     seed = check.nonnegative_int(seed, "seed")
     return Explorable(
         view=_ScalingView,

@@ -17,6 +17,9 @@ __all__ = ["rnn_dependencies", "attention_dependencies", "sequential_steps", "pa
 # ---------------------------------------------------------------- 依赖图：谁要等谁
 
 
+MAX_T, MAX_T_ATTENTION = 100_000, 2_000  # 依赖图的大小上限（结点数、T² 条边）
+
+
 def rnn_dependencies(T: int) -> dict[str, tuple[str, ...]]:
     """RNN 的依赖图：计算结点 ``h_t`` → 它直接用到的 ``x_t`` 和上一步的笔记 ``h_{t-1}``。
 
@@ -33,14 +36,14 @@ def rnn_dependencies(T: int) -> dict[str, tuple[str, ...]]:
     Raises
     ------
     TypeError, ValueError
-        ``T`` 不是正整数。
+        ``T`` 不是正整数或超过 100000。
 
     Examples
     --------
     >>> rnn_dependencies(3)
     {'h1': ('x1',), 'h2': ('x2', 'h1'), 'h3': ('x3', 'h2')}
     """
-    T = check.positive_int(T, "T")
+    T = check.at_most(check.positive_int(T, "T"), "T", MAX_T, "图里每个词一个结点")
     return {f"h{t}": (f"x{t}",) if t == 1 else (f"x{t}", f"h{t - 1}") for t in range(1, T + 1)}
 
 
@@ -62,7 +65,7 @@ def attention_dependencies(T: int, causal: bool = False) -> dict[str, tuple[str,
     Raises
     ------
     TypeError, ValueError
-        ``T`` 不是正整数。
+        ``T`` 不是正整数或超过 2000（T² 条边）；``causal`` 不是 bool。
 
     Examples
     --------
@@ -71,7 +74,8 @@ def attention_dependencies(T: int, causal: bool = False) -> dict[str, tuple[str,
     >>> attention_dependencies(2, causal=True)
     {'y1': ('x1',), 'y2': ('x1', 'x2')}
     """
-    T = check.positive_int(T, "T")
+    T = check.at_most(check.positive_int(T, "T"), "T", MAX_T_ATTENTION, "注意力的依赖图有 T² 条边")
+    causal = check.boolean(causal, "causal")
     return {f"y{t}": tuple(f"x{s}" for s in range(1, (t if causal else T) + 1)) for t in range(1, T + 1)}
 
 
@@ -79,6 +83,11 @@ def _topological_order(graph: object) -> list[str]:
     """检查依赖图并按"先算谁"排好计算结点（Kahn 算法，不用递归，上万个结点也行）；有环时报错。"""
     if not isinstance(graph, dict):
         raise TypeError(f"graph 必须是 dict（结点 → 它用到的结点），收到的是 {type(graph).__name__}。")
+    for node, parents in graph.items():
+        names_ok = isinstance(parents, (tuple, list)) and all(isinstance(p, str) for p in parents)
+        if not isinstance(node, str) or not names_ok:
+            raise TypeError(f"graph 的每一项必须是 结点名 → 它用到的结点名的元组，例如 'h2': ('x2', 'h1')；"
+                            f"收到的是 {node!r}: {parents!r}。")
     waiting = {node: sum(p in graph for p in parents) for node, parents in graph.items()}
     users: dict[str, list[str]] = {}
     for node, parents in graph.items():
@@ -115,7 +124,7 @@ def sequential_steps(graph: dict[str, tuple[str, ...]]) -> int:
     Raises
     ------
     TypeError
-        ``graph`` 不是 dict。
+        ``graph`` 不是 dict，或某一项不是 结点名 → 结点名的元组。
     ValueError
         ``graph`` 为空或有环。
 
@@ -161,6 +170,9 @@ def path_length(graph: dict[str, tuple[str, ...]], source: str, target: str) -> 
     (5, 1)
     """
     _topological_order(graph)
+    for name, node in (("source", source), ("target", target)):
+        if not isinstance(node, str):
+            raise TypeError(f"{name} 必须是结点名（字符串，例如 'x1'），收到的是 {check.describe(node)}。")
     if target not in graph:
         raise ValueError(f"target={target!r} 不是 graph 里的计算结点；可选的有 {sorted(graph)[:5]} 等。")
     dist, frontier = {target: 0}, deque([target])

@@ -65,7 +65,8 @@ def with_key_length(k: np.ndarray, index: int, length: float) -> np.ndarray:
     TypeError
         ``k`` 不是实数数组、``index`` 不是整数、``length`` 不是实数。
     ValueError
-        ``k`` 不是二维、``index`` 越界、那个键是零向量（没有方向），或 ``length`` 不是正数。
+        ``k`` 不是二维、``index`` 越界、那个键是零向量（没有方向），或 ``length`` 不是正数；
+        新的键超出 ``k`` 的浮点范围（例如 float32 的键配 length=1e39）。
 
     Examples
     --------
@@ -78,8 +79,13 @@ def with_key_length(k: np.ndarray, index: int, length: float) -> np.ndarray:
     check.check_shape(k, "k", (None, None), "（每行一个键：S 行、d_k 列）")
     index = check.index(index, "index", k.shape[0], f"k 只有 S={k.shape[0]} 个键")
     length = check.positive_real(length, "length")
-    norm = np.linalg.norm(k[index])
-    if norm == 0:
+    big = np.max(np.abs(k[index]))
+    if big == 0:
         raise ValueError(f"k 的第 {index} 个键是零向量：没有方向，无法只改长度。")
-    rows = np.arange(k.shape[0])[:, None]  # (S, 1)
-    return np.where(rows == index, k * (length / norm), k)  # (S, d_k)
+    unit = k[index] / big  # (d_k,)：先除以最大分量，求长度时平方既不溢出也不下溢（1e±200 的键也行）
+    unit = unit / np.sqrt(np.sum(unit * unit))  # (d_k,)
+    with np.errstate(over="ignore"):
+        row = check.finite_result(unit * length, f"新的键 k[{index}] = 方向 × length", check.OVERFLOW_HINT)  # (d_k,)
+    out = k.copy()  # (S, d_k)：不改调用者的 k
+    out[index] = row
+    return out

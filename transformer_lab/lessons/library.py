@@ -14,6 +14,9 @@ from ..core.attention import attend
 __all__ = ["linear_readout", "library_weights", "library_experiment"]
 
 
+MAX_BOOKS = check.MAX_ELEMENTS // 4  # 书的总数上限（内存：每本书 4 个数）
+
+
 def linear_readout(features: np.ndarray, target: np.ndarray) -> tuple[np.ndarray, float]:
     """最简单的"读者"——线性回归（带常数项）——从 ``features`` 预测 ``target``，看它能答对多少。
 
@@ -116,7 +119,7 @@ def library_experiment(num_shelves: int, num_books: int, rng: np.random.Generato
     TypeError
         参数类型不对。
     ValueError
-        ``num_shelves`` < 2，``num_books`` 不是正整数，或 ``sharpness`` 不是正数。
+        ``num_shelves`` < 2，``num_books`` 不是正整数，书的总数超过 2.5e7，或 ``sharpness`` 不是正数。
 
     Examples
     --------
@@ -129,6 +132,7 @@ def library_experiment(num_shelves: int, num_books: int, rng: np.random.Generato
     if num_shelves < 2:
         raise ValueError(f"num_shelves 至少为 2 才能拟合读出，收到的是 {num_shelves}。")
     num_books = check.positive_int(num_books, "num_books")
+    check.at_most(num_shelves * num_books, "num_shelves × num_books", MAX_BOOKS, "每本书要存 4 个数")
     sharpness = check.positive_real(sharpness, "sharpness")
     rng = check.generator(rng)
     books = rng.standard_normal((num_shelves, num_books, 4))  # (N, S, D=4)

@@ -14,6 +14,9 @@ from ..core.attention import softmax_unchecked
 __all__ = ["dot_product_variance", "softmax_jacobian", "saturation_demo"]
 
 
+MAX_ELEMENTS = check.MAX_ELEMENTS  # 一次抽的随机数个数上限（内存）
+
+
 def dot_product_variance(d_k: int, num_samples: int, rng: np.random.Generator) -> tuple[float, float]:
     """抽样估计 q·k 与 q·k/√d_k 的方差；q、k 的每个分量独立服从标准正态分布。
 
@@ -37,7 +40,7 @@ def dot_product_variance(d_k: int, num_samples: int, rng: np.random.Generator) -
     TypeError
         参数类型不对。
     ValueError
-        ``d_k`` 不是正整数，或 ``num_samples`` < 2。
+        ``d_k`` 不是正整数，``num_samples`` < 2，或 num_samples × d_k 超过 1e8（内存）。
 
     Examples
     --------
@@ -50,6 +53,7 @@ def dot_product_variance(d_k: int, num_samples: int, rng: np.random.Generator) -
     num_samples = check.positive_int(num_samples, "num_samples")
     if num_samples < 2:
         raise ValueError(f"num_samples 至少为 2 才能估计方差，收到的是 {num_samples}。")
+    check.at_most(num_samples * d_k, "num_samples × d_k", MAX_ELEMENTS, "q 和 k 各有这么多个随机数")
     rng = check.generator(rng)
     q = rng.standard_normal((num_samples, d_k))  # (N, d_k)
     k = rng.standard_normal((num_samples, d_k))  # (N, d_k)
@@ -120,7 +124,7 @@ def saturation_demo(d_k: int, num_keys: int, rng: np.random.Generator) -> dict[s
     TypeError
         参数类型不对。
     ValueError
-        ``d_k`` 或 ``num_keys`` 不是正整数。
+        ``d_k`` 或 ``num_keys`` 不是正整数，或 num_keys × d_k 超过 1e8（内存）。
 
     Examples
     --------
@@ -131,6 +135,7 @@ def saturation_demo(d_k: int, num_keys: int, rng: np.random.Generator) -> dict[s
     """
     d_k = check.positive_int(d_k, "d_k")
     num_keys = check.positive_int(num_keys, "num_keys")
+    check.at_most(num_keys * d_k, "num_keys × d_k", MAX_ELEMENTS, "k 有这么多个随机数")
     rng = check.generator(rng)
     q = rng.standard_normal(d_k)  # (d_k,)
     k = rng.standard_normal((num_keys, d_k))  # (S, d_k)

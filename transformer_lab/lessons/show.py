@@ -25,7 +25,8 @@ def labelled(labels: list[str] | tuple[str, ...], values: np.ndarray, digits: in
     Raises
     ------
     TypeError, ValueError
-        ``values`` 不是一维实数数组，或长度和 ``labels`` 不同。
+        ``labels`` 不是字符串的列表或元组；``values`` 不是一维实数数组，或长度和 ``labels`` 不同；
+        ``digits`` 不是 0 到 15 的整数；``skip_zeros`` 不是 bool。
 
     Examples
     --------
@@ -34,6 +35,9 @@ def labelled(labels: list[str] | tuple[str, ...], values: np.ndarray, digits: in
     >>> labelled(("是代词", "是人", "指女性"), np.array([1.0, 0.0, 1.0]), skip_zeros=True)
     {'是代词': 1.0, '指女性': 1.0}
     """
+    labels = check.string_list(labels, "labels")
     values = check.as_real_array(values, "values")
     check.check_shape(values, "values", (len(labels),), "每个名字对应一个数。")
+    digits = check.at_most(check.nonnegative_int(digits, "digits"), "digits", 15, "float64 只有约 15 位有效数字")
+    skip_zeros = check.boolean(skip_zeros, "skip_zeros")
     return {str(name): round(float(v), digits) for name, v in zip(labels, values) if v != 0 or not skip_zeros}

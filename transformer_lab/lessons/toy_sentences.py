@@ -137,6 +137,11 @@ def toy_sentence(name: str = "animal", variant: str | None = None) -> ToySentenc
 def sentence_text(tokens: tuple[str, ...]) -> str:
     """把词连成句子：英文词之间加空格，标点和中文不加。
 
+    Raises
+    ------
+    TypeError, ValueError
+        ``tokens`` 不是字符串的列表或元组（一个字符串本身也不行），或为空。
+
     Examples
     --------
     >>> sentence_text(("The", "animal", "was", "tired", "."))
@@ -144,9 +149,10 @@ def sentence_text(tokens: tuple[str, ...]) -> str:
     >>> sentence_text(("小明", "把", "苹果", "，", "因为", "tā", "饿了"))
     '小明把苹果，因为tā饿了'
     """
+    tokens = check.string_list(tokens, "tokens")
     text = tokens[0]
     for prev, tok in zip(tokens, tokens[1:]):
-        spaced = prev.isascii() and tok.isascii() and tok[0].isalnum()
+        spaced = prev.isascii() and tok.isascii() and tok[:1].isalnum()  # tok[:1]：空字符串也不出错
         text += (" " if spaced else "") + tok
     return text
 

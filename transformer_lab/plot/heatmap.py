@@ -8,6 +8,7 @@ import matplotlib
 import numpy as np
 from matplotlib.axes import Axes
 
+from . import _checks
 from .figure import CMAP, new_figure
 
 __all__ = ["text_color", "Heatmap", "labelled_heatmap", "attention_heatmap"]
@@ -32,7 +33,9 @@ class Heatmap:
 
     def set_values(self, weights: np.ndarray) -> None:
         """换一组同形状的数值，只改像素和数字（要求画的时候每个格子都写了数）。"""
-        weights = np.asarray(weights)
+        weights = _checks.values(weights, "weights", 2)
+        if weights.shape != self.image.get_array().shape:
+            raise ValueError(f"weights 的形状 {weights.shape} 与画好的热力图 {self.image.get_array().shape} 不符。")
         self.image.set_data(weights)
         vmax = self.image.norm.vmax
         for text, value in zip(self.texts, weights.ravel()):
@@ -73,12 +76,28 @@ def labelled_heatmap(
     Returns
     -------
     Heatmap
+
+    Raises
+    ------
+    TypeError, ValueError
+        ``matrix`` 不是二维实数数组、含 NaN/inf、形状与名字个数不符；名字不是字符串；``vmax`` 不是正数。
+        名字和标题里的 ``$`` 若不是合法公式，按普通字符显示。
     """
-    matrix = np.asarray(matrix)
+    return _heatmap(matrix, ("matrix", "row_labels", "col_labels"), row_labels, col_labels, ax, title, vmax,
+                    annotate, skip_zeros, aspect)
+
+
+def _heatmap(matrix, names, row_labels, col_labels, ax, title, vmax, annotate, skip_zeros, aspect) -> Heatmap:
+    """``labelled_heatmap`` 的实现；``names`` 是报错时用的三个参数名（用户传的名字）。"""
+    matrix = _checks.values(matrix, names[0], 2)
+    row_labels = _checks.labels(row_labels, names[1])
+    col_labels = _checks.labels(col_labels, names[2])
     if matrix.shape != (len(row_labels), len(col_labels)):
         raise ValueError(
-            f"matrix 的形状 {matrix.shape} 与名字个数不符：期望 ({len(row_labels)}, {len(col_labels)})。"
+            f"{names[0]} 的形状 {matrix.shape} 与名字个数不符：期望 ({len(row_labels)}, {len(col_labels)})"
+            f"（{names[1]} 有 {len(row_labels)} 个，{names[2]} 有 {len(col_labels)} 个）。"
         )
+    vmax, title = _checks.positive(vmax, "vmax"), _checks.text(title, "title")
     if ax is None:
         ax = new_figure(max(4.5, 0.5 * len(col_labels) + 2.0), 0.4 * len(row_labels) + 2.2)[1][0]
     image = ax.imshow(matrix, cmap=CMAP, vmin=0.0, vmax=vmax, aspect=aspect)
@@ -128,11 +147,12 @@ def attention_heatmap(
 
     Raises
     ------
-    ValueError
-        ``weights`` 的形状与词数不符。
+    TypeError, ValueError
+        ``weights`` 不是二维实数数组、含 NaN/inf，或形状与词数不符；词不是字符串；``vmax`` 不是正数。
     """
-    col_tokens = row_tokens if col_tokens is None else col_tokens
-    heat = labelled_heatmap(weights, row_tokens, col_tokens, ax=ax, title=title, vmax=vmax, annotate=annotate)
+    col_tokens, names = (row_tokens, "row_tokens") if col_tokens is None else (col_tokens, "col_tokens")
+    heat = _heatmap(weights, ("weights", "row_tokens", names), row_tokens, col_tokens, ax, title, vmax, annotate,
+                    False, "equal")
     heat.image.axes.set_xlabel("被关注的词（键 Key）")
     heat.image.axes.set_ylabel("提问的词（查询 Query）")
     return heat

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 from matplotlib.axes import Axes
 
+from . import _checks
 from .figure import new_figure
 
 __all__ = ["line_plot", "scatter_vs_target"]
@@ -34,7 +35,14 @@ def line_plot(
     Returns
     -------
     list of Line2D
+
+    Raises
+    ------
+    TypeError, ValueError
+        ``x`` 或某条曲线不是一维实数数组、含 NaN/inf、长度与 ``x`` 不符；``ys`` 不是非空字典；
+        刻度类型不是 "linear"/"log"，或对数刻度上有 ≤ 0 的值。文字里的 ``$`` 若不是合法公式，按普通字符显示。
     """
+    x, ys, (title, xlabel, ylabel) = _lines(x, ys, xscale, yscale, title, xlabel, ylabel)
     if ax is None:
         ax = new_figure(5.5, 3.4)[1][0]
     styles = ["o-", "s--", "^:", "d-."]
@@ -47,6 +55,25 @@ def line_plot(
     ax.grid(alpha=0.3)
     ax.legend()
     return lines
+
+
+def _lines(x, ys, xscale, yscale, *texts):
+    """检查 ``line_plot`` 的输入，返回 (x, {安全的名字: y}, 安全的文字)。"""
+    x = _checks.values(x, "x", 1)
+    if not isinstance(ys, dict) or not ys:
+        raise TypeError(f"ys 必须是非空的字典 {{名字: 一维数组}}，收到的是 {type(ys).__name__}。")
+    safe = {}
+    for label, y in ys.items():
+        y = _checks.values(y, f"ys[{label!r}]", 1)
+        if len(y) != len(x):
+            raise ValueError(f"ys[{label!r}] 的长度 {len(y)} 与 x 的长度 {len(x)} 不符：每个横坐标要对应一个纵坐标。")
+        safe[_checks.text(label, "ys 的名字")] = y
+    for name, scale, arrays in (("xscale", xscale, [x]), ("yscale", yscale, list(safe.values()))):
+        if scale not in ("linear", "log"):
+            raise ValueError(f"{name} 只能是 'linear' 或 'log'，收到的是 {scale!r}。")
+        if scale == "log" and any(np.any(a <= 0) for a in arrays):
+            raise ValueError(f"{name}='log' 时数值必须都 > 0（对数刻度画不出 0 和负数）。")
+    return x, safe, [_checks.text(t, n) for t, n in zip(texts, ("title", "xlabel", "ylabel"))]
 
 
 def scatter_vs_target(
@@ -72,8 +99,9 @@ def scatter_vs_target(
     PathCollection
         画出的散点。
     """
-    target, prediction = np.asarray(target), np.asarray(prediction)
-    if target.shape != prediction.shape or target.ndim != 1:
+    target, prediction = _checks.values(target, "target", 1), _checks.values(prediction, "prediction", 1)
+    title, xlabel, ylabel = (_checks.text(t, n) for t, n in ((title, "title"), (xlabel, "xlabel"), (ylabel, "ylabel")))
+    if target.shape != prediction.shape:
         raise ValueError(f"target 与 prediction 必须是同样长的一维数组，收到 {target.shape} 和 {prediction.shape}。")
     if ax is None:
         ax = new_figure(4.2, 4.0)[1][0]

@@ -21,6 +21,7 @@ from __future__ import annotations
 import inspect
 import io
 import itertools
+import numbers
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Protocol
 
@@ -61,6 +62,13 @@ class Slider:
     step: float = 1
 
     def __post_init__(self):
+        if not isinstance(self.name, str) or not self.name.isidentifier():
+            raise TypeError(f"滑块的名字必须是合法的参数名（字符串），收到的是 {self.name!r}。")
+        if not isinstance(self.values, (tuple, list)):
+            raise TypeError(f"滑块 {self.name} 的 values 必须是元组或列表，收到的是 {type(self.values).__name__}。")
+        object.__setattr__(self, "values", tuple(self.values))  # 冻结的 dataclass：统一存成元组
+        if self.continuous and not all(isinstance(v, numbers.Real) and not isinstance(v, bool) for v in self.values):
+            raise TypeError(f"连续滑块 {self.name} 的取值必须都是数，收到的是 {self.values!r}。")
         if len(self.values) < 2:
             raise ValueError(f"滑块 {self.name} 至少要有 2 个取值，收到的是 {self.values!r}。")
         if self.default is not None and self.default not in self.values:
@@ -75,6 +83,43 @@ class Slider:
     def start(self) -> Any:
         """打开图时滑块所在的值。"""
         return self.values[len(self.values) // 2] if self.default is None else self.default
+
+    @property
+    def integral(self) -> bool:
+        """网格全是整数时，滑块只取整数（连续滑块也是 IntSlider）。"""
+        return all(isinstance(v, numbers.Integral) and not isinstance(v, (bool, np.bool_)) for v in self.values)
+
+    def check(self, value: Any) -> Any:
+        """检查一个滑块取值并返回它：离散滑块必须是网格里的值；连续滑块必须在 [最小, 最大] 之内；整数滑块只收整数。
+
+        >>> Slider("d_k", (1, 2, 4), continuous=True).check(3)
+        3
+        >>> Slider("d_k", (1, 2, 4), continuous=True).check(2.7)
+        Traceback (most recent call last):
+        ...
+        TypeError: 滑块 d_k 只取整数，收到的是 float 2.7。
+        """
+        if self.integral and (isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral)):
+            raise TypeError(f"滑块 {self.name} 只取整数，收到的是 {type(value).__name__} {value!r}。")
+        if not self.continuous:
+            if not any(_same(value, v) for v in self.values):
+                raise ValueError(f"滑块 {self.name}={value!r} 不在它的取值里。可选：{'、'.join(map(repr, self.values))}。")
+            return value
+        if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+            raise TypeError(f"滑块 {self.name} 只取实数，收到的是 {type(value).__name__} {value!r}。")
+        x, lo, hi = float(value), min(self.values), max(self.values)
+        if not lo <= x <= hi:  # NaN 也不在范围内
+            raise ValueError(f"滑块 {self.name}={value!r} 超出范围：应在 [{lo}, {hi}] 之内。")
+        return int(value) if self.integral else value  # 浮点滑块原样返回：帧的文字与网格值一致
+
+
+def _same(value: Any, v: Any) -> bool:
+    """网格值比较：同为字符串或同为数，且相等（"1" 不等于 1，True 不等于 1）。"""
+    if isinstance(value, (bool, np.bool_)) != isinstance(v, (bool, np.bool_)):
+        return False
+    if isinstance(v, str) or isinstance(value, str):
+        return isinstance(value, str) and isinstance(v, str) and value == v
+    return isinstance(value, numbers.Real) and value == v
 
 
 def _check_view(view: type, sliders: list[Slider]) -> None:
@@ -143,6 +188,11 @@ class Explorable:
 
     def __post_init__(self):
         _check_view(self.view, self.sliders)
+        try:
+            self.alt.format(**self.start)
+        except (KeyError, IndexError, ValueError) as exc:
+            raise ValueError(f"alt 模板 {self.alt!r} 用了滑块里没有的占位符或格式有误（{exc!r}）："
+                             f"只能用 {{{'}、{'.join(s.name for s in self.sliders)}}} 这些名字。") from None
 
     @property
     def start(self) -> dict[str, Any]:
@@ -175,12 +225,34 @@ class Explorable:
         """随滑块变化、拖动时要重画的图元；view 没给出时为空（每次整张重画）。"""
         return self._build()["artists"]
 
+    def check_params(self, params: Mapping[str, Any]) -> dict[str, Any]:
+        """检查一组滑块取值：名字不多不少，每个值都合法（见 ``Slider.check``）；返回检查后的取值。
+
+        所有更新都先经过这里，所以任何 view 都不会收到网格外、范围外或类型不对的值。
+        """
+        names = [s.name for s in self.sliders]
+        missing, extra = [n for n in names if n not in params], [n for n in params if n not in names]
+        if missing or extra:
+            raise TypeError(
+                f"「{self.title}」的滑块是 {', '.join(names)}：" + (f"缺少 {', '.join(missing)}；" if missing else "")
+                + (f"没有名为 {', '.join(extra)} 的滑块。" if extra else "")
+            )
+        return {s.name: s.check(params[s.name]) for s in self.sliders}
+
     def update(self, **params: Any) -> dict[str, np.ndarray]:
-        """把图更新到给定参数（不重建图，也不画到画布上），返回画出的数组。"""
+        """把图更新到给定参数（不重建图，也不画到画布上），返回画出的数组。
+
+        Raises
+        ------
+        TypeError, ValueError
+            滑块名不对、值不在网格里或超出连续滑块的范围、整数滑块收到非整数。
+        """
+        params = self.check_params(params)
         return self._build()["view"].update(**params)
 
     def render(self, **params: Any) -> dict[str, np.ndarray]:
         """更新到给定参数并画到画布上：有 ``artists`` 时只重画变化的图元，否则整张重画。"""
+        params = self.check_params(params)
         built = self._build()
         drawn = built["view"].update(**params)
         if built["artists"]:
@@ -214,7 +286,7 @@ class Explorable:
 
     def alt_text(self, **params: Any) -> str:
         """给定参数时这一帧的替代文字。"""
-        return self.alt.format(**params)
+        return self.alt.format(**self.check_params(params))
 
     def describe(self) -> str:
         """一行文字说明：图名和每个滑块的网格。"""

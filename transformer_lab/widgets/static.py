@@ -25,6 +25,7 @@ import itertools
 import json
 import os
 import re
+import unicodedata
 from pathlib import Path
 
 __all__ = ["ALL_FRAMES_ENV", "wants_all_frames", "render_html", "externalize_frames", "read_player"]
@@ -88,13 +89,22 @@ def render_html(ex, all_frames: bool = True) -> str:
     )
 
 
+def _width(text: str) -> int:
+    """等宽字体里一段文字占几个 ch：汉字等全角字符占 2 个，其余占 1 个。"""
+    return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
+
+
 def _control(sid: str, s) -> str:
-    """一个原生 range 滑块和它的标签；滑块的值是网格里的下标。"""
+    """一个原生 range 滑块和它的标签；滑块的值是网格里的下标。
+
+    显示数值的 <output> 按最长的取值留足宽度：数值变长时，滑块不会往右挪（否则拖着拖着就脱手了）。
+    """
     shown, value = html.escape(s.shown), html.escape(str(s.start))
+    widest = max(_width(str(v)) for v in s.values)
     return (
         f'<div class="tlx-control" style="display:flex;align-items:center;gap:0.8em;margin:0.3em 0">'
-        f'<label for="{sid}" style="min-width:7em;font-family:monospace">{shown} = '
-        f'<output for="{sid}">{value}</output></label>'
+        f'<label for="{sid}" style="min-width:7em;font-family:monospace;flex:none">{shown} = '
+        f'<output for="{sid}" style="display:inline-block;min-width:{widest}ch">{value}</output></label>'
         f'<input class="tlx-range" id="{sid}" type="range" min="0" max="{len(s.values) - 1}" step="1" '
         f'value="{s.values.index(s.start)}" style="width:min(24em,60%)" aria-valuetext="{shown} = {value}"></div>'
     )

@@ -1,0 +1,79 @@
+"""画图输入的检查（plot 层不导入 ``_validation``，检查写在这里）：数组有限、长度对得上、文字不会弄坏 mathtext。
+
+出错时抛出写明参数名的中文 ``TypeError``/``ValueError``，而不是 matplotlib 的英文报错或一张画坏的图。
+"""
+
+from __future__ import annotations
+
+import numbers
+import warnings
+
+import numpy as np
+from matplotlib.font_manager import FontProperties
+from matplotlib.mathtext import MathTextParser
+
+_PARSER = MathTextParser("path")
+
+
+def values(x: object, name: str, ndim: int) -> np.ndarray:
+    """要画的数：实数数组（列表也行），``ndim`` 维，非空，没有 NaN/inf。返回普通 float 数组。"""
+    if isinstance(x, np.ma.MaskedArray):
+        raise TypeError(f"{name} 是掩码数组 (np.ma.MaskedArray)。提示：先用 {name}.filled(0.0) 换成普通数组。")
+    arr = np.asarray(x)
+    if arr.dtype.kind not in "iuf":
+        raise TypeError(f"{name} 必须是实数数组（整数或浮点数），收到的 dtype={arr.dtype}。")
+    if arr.ndim != ndim or 0 in arr.shape:
+        raise ValueError(f"{name} 必须是非空的 {ndim} 维数组，收到的 shape={arr.shape}。")
+    if not np.all(np.isfinite(arr)):
+        bad = "NaN" if np.any(np.isnan(arr)) else "inf"
+        raise ValueError(f"{name} 含有 {bad}，画不出来。期望所有元素都是有限实数，请先检查上游计算。")
+    return arr.astype(float)
+
+
+def positive(x: object, name: str) -> float:
+    """有限正实数（例如颜色上限 vmax）。"""
+    if isinstance(x, (bool, np.bool_)) or not isinstance(x, numbers.Real):
+        raise TypeError(f"{name} 必须是正实数，收到的是 {type(x).__name__} {x!r}。")
+    if not np.isfinite(x) or x <= 0:
+        raise ValueError(f"{name} 必须是有限的正实数 (> 0)，收到的是 {x}。")
+    return float(x)
+
+
+def text(s: object, name: str) -> str:
+    """一段要画出来的文字：必须是字符串；含 ``$`` 但不是合法 mathtext 时，把 ``$`` 转义成普通字符。
+
+    本书的标题里有意写公式（``$\\sqrt{d_k}$``），所以合法的 mathtext 保留；像 "价格 $5 到 $6" 这样
+    matplotlib 会当成公式、却又解析失败的文字，原样显示出来，而不是让整张图画不出来。
+    """
+    if not isinstance(s, str):
+        raise TypeError(f"{name} 必须是字符串，收到的是 {type(s).__name__} {s!r}。")
+    dollars = s.count("$") - s.count(r"\$")
+    if dollars == 0 or dollars % 2:  # matplotlib 只把成对的 $ 当公式
+        return s
+    math = s.replace(r"\$", "").split("$")[1::2]  # 成对 $ 之间的部分
+    if any(_cjk(part) for part in math):  # 公式字体没有汉字：画出来是一串方块
+        return _escape(s)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            _PARSER.parse(s, dpi=72, prop=FontProperties())
+    except (ValueError, RuntimeError):
+        return _escape(s)
+    return s
+
+
+def _escape(s: str) -> str:
+    return s.replace(r"\$", "$").replace("$", r"\$")
+
+
+def _cjk(s: str) -> bool:
+    return any("\u2e80" <= c <= "\u9fff" or "\uff00" <= c <= "\uffef" for c in s)
+
+
+def labels(xs: object, name: str, n: int | None = None) -> list[str]:
+    """一串名字（刻度、图例）：字符串的列表或元组，个数为 ``n``（给出时），每个都经过 ``text``。"""
+    if not isinstance(xs, (list, tuple)):
+        raise TypeError(f"{name} 必须是字符串的列表或元组，收到的是 {type(xs).__name__}。")
+    if n is not None and len(xs) != n:
+        raise ValueError(f"{name} 的个数 {len(xs)} 与数据不符：期望 {n} 个。")
+    return [text(s, f"{name}[{i}]") for i, s in enumerate(xs)]
