@@ -14,17 +14,22 @@
 from __future__ import annotations
 
 import os
-import platform
-import sys
-import time
-import tracemalloc
 
-import numpy as np
+for _name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):  # 单线程 BLAS：须在导入 NumPy 之前
+    os.environ.setdefault(_name, "1")
 
-from transformer_lab.core.attention import causal_mask, scaled_dot_product_attention
-from transformer_lab.core.kv_cache import KVCache, decode_multiply_adds
-from transformer_lab.core.multihead import split_heads
-from transformer_lab.core.tiled import tiled_attention
+import inspect  # noqa: E402
+import platform  # noqa: E402
+import sys  # noqa: E402
+import time  # noqa: E402
+import tracemalloc  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+from transformer_lab.core.attention import causal_mask, scaled_dot_product_attention  # noqa: E402
+from transformer_lab.core.kv_cache import KVCache, decode_multiply_adds  # noqa: E402
+from transformer_lab.core.multihead import split_heads  # noqa: E402
+from transformer_lab.core.tiled import tiled_attention  # noqa: E402
 
 REPEAT = 5
 
@@ -58,29 +63,46 @@ def torch_sdpa():
         torch.from_numpy(q), torch.from_numpy(k), torch.from_numpy(v), is_causal=causal)
 
 
+def paired_best(fns, repeat=REPEAT):
+    """轮流运行 fns 里的每个函数 repeat 轮，各取最短：机器忙闲随时间变化时，比值仍在同样的条件下量出。"""
+    best = {name: np.inf for name in fns}
+    for _ in range(repeat):
+        for name, fn in fns.items():
+            best[name] = min(best[name], best_time(fn, 1))
+    return best
+
+
 def attention_table(H=8, d_k=64):
     rng = np.random.default_rng(0)
     torch = torch_sdpa()
-    print(f"### 注意力：H = {H}, d_k = {d_k}, float64, block_size = 128（时间取 {REPEAT} 次最短）\n")
+    block = inspect.signature(tiled_attention).parameters["block_size"].default
+    print(f"### 注意力：H = {H}, d_k = {d_k}, float64, block_size = {block}（默认），单线程 BLAS"
+          f"（各项轮流跑 {REPEAT} 轮，各取最短）\n")
     head = "| T | 整表 ms | 分块 ms | 分块/整表 时间 | 分块/两次矩阵乘 | 因果分块/分块 | 因果分块/因果整表 | 分块/整表 峰值内存 |"
     print(head + (" 分块/PyTorch |" if torch else ""))
     print("|---" * (head.count("|") - 1 + bool(torch)) + "|")
     for T in (256, 1024, 2048):
         q, k, v = (rng.normal(size=(H, T, d_k)) for _ in range(3))  # (H, T, d_k)
         mask = causal_mask(T)
-        t_full = best_time(lambda: scaled_dot_product_attention(q, k, v))
-        t_full_causal = best_time(lambda: scaled_dot_product_attention(q, k, v, mask=mask))
-        t_tiled = best_time(lambda: tiled_attention(q, k, v))
-        t_causal = best_time(lambda: tiled_attention(q, k, v, causal=True))
-        t_mm = best_time(lambda: (q @ np.swapaxes(k, -1, -2)) @ v)  # 两次躲不开的矩阵乘
+        t = paired_best({
+            "full": lambda: scaled_dot_product_attention(q, k, v),
+            "full_causal": lambda: scaled_dot_product_attention(q, k, v, mask=mask),
+            "tiled": lambda: tiled_attention(q, k, v),
+            "causal": lambda: tiled_attention(q, k, v, causal=True),
+            "mm": lambda: (q @ np.swapaxes(k, -1, -2)) @ v,  # 两次躲不开的矩阵乘
+            **({"torch": lambda: torch(q, k, v, False)} if torch else {}),
+        })
         m_full = peak_bytes(lambda: scaled_dot_product_attention(q, k, v))
         m_tiled = peak_bytes(lambda: tiled_attention(q, k, v))
         np.testing.assert_allclose(tiled_attention(q, k, v), scaled_dot_product_attention(q, k, v)[0], rtol=1e-12,
                                    atol=1e-12)
-        row = (f"| {T} | {t_full * 1e3:.1f} | {t_tiled * 1e3:.1f} | {t_tiled / t_full:.2f} | {t_tiled / t_mm:.2f} | "
-               f"{t_causal / t_tiled:.2f} | {t_causal / t_full_causal:.2f} | {m_tiled / m_full:.4f} |")
+        np.testing.assert_allclose(tiled_attention(q, k, v, causal=True),
+                                   scaled_dot_product_attention(q, k, v, mask=mask)[0], rtol=1e-12, atol=1e-12)
+        row = (f"| {T} | {t['full'] * 1e3:.1f} | {t['tiled'] * 1e3:.1f} | {t['tiled'] / t['full']:.2f} | "
+               f"{t['tiled'] / t['mm']:.2f} | {t['causal'] / t['tiled']:.2f} | {t['causal'] / t['full_causal']:.2f} | "
+               f"{m_tiled / m_full:.4f} |")
         if torch:
-            row += f" {t_tiled / best_time(lambda: torch(q, k, v, False)):.2f} |"
+            row += f" {t['tiled'] / t['torch']:.2f} |"
         print(row)
     print()
 
@@ -130,7 +152,7 @@ def decode_table(lengths, D=256, H=4):
 
 if __name__ == "__main__":
     print(f"机器：{platform.processor() or platform.machine()}，{os.cpu_count()} 核；Python {sys.version.split()[0]}，"
-          f"NumPy {np.__version__}\n")
+          f"NumPy {np.__version__}，OPENBLAS_NUM_THREADS={os.environ['OPENBLAS_NUM_THREADS']}\n")
     attention_table()
     memory_8192()
     decode_table((256, 1024) if "--long" in sys.argv else (256,))

@@ -37,6 +37,16 @@ FRAME_BUDGET = {
     "dot_vs_cosine": 42,
     "key_length_attention": 12,
     "scaling_saturation": 12,
+    "learned_glasses": 11,
+    "head_shape_tracer": 16,
+    "head_specialisation": 31,
+    "head_symmetry": 32,
+    "pe_table": 36,
+    "clock_hands": 32,
+    "relative_dot": 20,
+    "rope_scores": 35,
+    "cost_calculator": 40,
+    "memory_calculator": 40,
 }
 
 
@@ -407,3 +417,37 @@ def test_all_frames_only_without_a_kernel_or_when_building_the_book(live, env, e
     if env is not None:
         monkeypatch.setenv(ALL_FRAMES_ENV, env)
     assert wants_all_frames(live) is expected
+
+
+# ---------------------------------------------------------------- 滑块取值由引擎检查（issue 8）
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_engine_rejects_every_slider_value_outside_the_grid_or_range(name):
+    """每张图：网格里的值都能通过；网格外（离散）或范围外（连续）的值、整数滑块收到的小数，都是写明滑块名的中文报错。"""
+    ex = explore.catalog()[name]()
+    for params in ex.grid():
+        assert ex.check_params(params) == params
+    for s in ex.sliders:
+        bad = dict(ex.start)
+        numeric = all(isinstance(v, (int, float)) for v in s.values)
+        bad[s.name] = max(s.values) + 1 if numeric else "不在网格里的值"
+        check_error(lambda: ex.update(**bad), ValueError, rf"滑块 {s.name}=.*(超出范围|不在它的取值里)")
+        if s.integral:
+            bad[s.name] = min(s.values) + 0.5
+            check_error(lambda: ex.update(**bad), TypeError, rf"滑块 {s.name} 只取整数")
+
+
+def test_slider_check_keeps_ints_and_float_values():
+    assert Slider("n", (1, 4), continuous=True).check(np.int64(3)) == 3
+    assert type(Slider("n", (1, 4), continuous=True).check(np.int64(3))) is int
+    assert Slider("g", (0.5, 2.0), continuous=True).check(1) == 1  # 浮点滑块收整数：在范围内就行
+    assert Slider("w", ("a", "b")).check("b") == "b"
+    check_error(lambda: Slider("n", (1, 2, 4)).check(3), ValueError, r"滑块 n=3 不在它的取值里")
+    check_error(lambda: Slider("n", (1, 4), continuous=True).check(True), TypeError, r"滑块 n 只取整数.*True")
+    check_error(lambda: Slider("w", ("1", "2")).check(1), ValueError, r"滑块 w=1 不在它的取值里")
+
+
+def test_alt_template_is_checked_when_the_explorable_is_made():
+    check_error(lambda: Explorable(_Line, [Slider("a", (1, 2, 3))], title="t", alt="斜率 {b}", data={"top": 3}),
+                ValueError, r"alt 模板 '斜率 \{b\}' 用了滑块里没有的占位符.*\{a\}")

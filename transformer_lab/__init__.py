@@ -25,14 +25,15 @@ from .core.layer_backward import (cross_entropy, cross_entropy_backward, embeddi
                                   layer_norm_backward)
 from .core.multihead import merge_heads, multi_head_attention, split_heads
 from .core.multihead_backward import multi_head_attention_backward
-from .core.positional import sinusoidal_positional_encoding
+from .core.positional import positional_frequencies, rope, sinusoidal_positional_encoding
 from .core.qkv import init_qkv_weights, qkv_projections
 from .core.rnn import chapter_rnn, input_jacobians, orthogonal_recurrent_weights, rnn_forward
 from .core.similarity import cosine_similarity, dot
 from .core.tiled import tiled_attention
 from .core import similarity
-from .lessons import (costs, dependency_graph, geometry, library, saturation, show, timing, toy_lexicon,
-                      toy_sentences)
+from .lessons import (costs, dependency_graph, geometry, library, long_context, positions, saturation, show, timing,
+                      toy_lexicon, toy_sentences)
+from .lessons import head_shapes, head_training, learned_glasses
 
 __all__ = [
     # core：论文本身
@@ -45,6 +46,8 @@ __all__ = [
     "qkv_projections",
     "init_qkv_weights",
     "sinusoidal_positional_encoding",
+    "positional_frequencies",
+    "rope",
     "rnn_forward",
     "orthogonal_recurrent_weights",
     "input_jacobians",
@@ -75,12 +78,17 @@ __all__ = [
     "dependency_graph",
     "costs",
     "timing",
+    "long_context",
     "toy_lexicon",
     "toy_sentences",
     "geometry",
     "library",
     "saturation",
+    "positions",
     "show",
+    "head_shapes",
+    "head_training",
+    "learned_glasses",
     # 按需加载
     "plotting",
     "explore",

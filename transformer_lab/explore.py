@@ -12,8 +12,11 @@ from typing import Callable
 
 from .figures.ch01_rnn_vs_transformer import queue_vs_direct, rnn_memory_decay
 from .figures.ch02_self_attention import attention_explorer, feature_heatmap, pronoun_shift
-from .figures.ch03_qkv import dot_vs_cosine, key_length_attention, readout_scatter
+from .figures.ch03_qkv import dot_vs_cosine, key_length_attention, learned_glasses, readout_scatter
 from .figures.ch04_four_steps import scaling_saturation
+from .figures.ch05_multi_head import head_shape_tracer, head_specialisation, head_symmetry
+from .figures.ch06_positional_encoding import clock_hands, pe_table, relative_dot, rope_scores
+from .figures.ch07_complexity import cost_calculator, memory_calculator
 from .widgets.explorable import Explorable
 
 CATALOG: tuple[Callable[..., Explorable], ...] = (
@@ -23,7 +26,17 @@ CATALOG: tuple[Callable[..., Explorable], ...] = (
     pronoun_shift,
     dot_vs_cosine,
     key_length_attention,
+    learned_glasses,
     scaling_saturation,
+    head_shape_tracer,
+    head_specialisation,
+    head_symmetry,
+    pe_table,
+    clock_hands,
+    relative_dot,
+    rope_scores,
+    cost_calculator,
+    memory_calculator,
 )
 
 FIGURES = (feature_heatmap, readout_scatter)

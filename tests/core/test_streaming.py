@@ -140,15 +140,20 @@ def test_causal_equals_causal_mask_when_square():
     assert_close(tiled_attention(q, k, v, causal=True, block_size=4), ref, v)
 
 
-@pytest.mark.parametrize("causal, expected_updates", [(False, 4), (True, 3)])
-def test_causal_skips_blocks_above_diagonal(monkeypatch, causal, expected_updates):
-    # T = S = 4，每块 2：非因果 2 × 2 = 4 块；因果时右上角那块整块在"未来"，跳过。
-    calls = []
+@pytest.mark.parametrize("T, block, causal, expected", [(4, 2, False, 16), (4, 2, True, 10), (8, 4, True, 36),
+                                                        (8, 8, True, 2 * (2 + 4 + 6 + 8)), (9, 4, True, 45), (5, 100, False, 25)])
+def test_causal_scores_only_the_lower_triangle(monkeypatch, T, block, causal, expected):
+    # 数一数真正算了多少个分数：非因果 T²；因果时整块在"未来"的键块跳过，跨对角线的块再按行切成 4 段，
+    # 每段只看到它最后一行能看的键。block <= 4 时每段 1 行，正好只算下三角（含对角线）T(T+1)/2 个；
+    # T = block = 8 时每段 2 行，算 2×2 + 2×4 + 2×6 + 2×8 个。
+    sizes = []
     real = tiled._online_update
-    monkeypatch.setattr(tiled, "_online_update", lambda *a: calls.append(a[3].shape) or real(*a))
-    x = np.arange(8.0).reshape(4, 2)
-    tiled_attention(x, x, x, causal=causal, block_size=2)
-    assert len(calls) == expected_updates
+    monkeypatch.setattr(tiled, "_online_update", lambda *a: sizes.append(a[3].size) or real(*a))
+    x = np.arange(2.0 * T).reshape(T, 2) / T
+    out = tiled_attention(x, x, x, causal=causal, block_size=block)
+    assert sum(sizes) == expected
+    ref, _ = scaled_dot_product_attention(x, x, x, mask=causal_mask(T) if causal else None)
+    assert_close(out, ref, x)
 
 
 # ---- 内存：不造 T × S 的表
@@ -229,6 +234,19 @@ def test_decode_multiply_adds_by_hand_and_by_loop():
         assert decode_multiply_adds(T, d, cached=True) == cached
 
 
+def test_kv_cache_bytes_float16_is_half_of_float32():
+    # 2 (k, v) × 32 层 × 8192 词 × 4096 × 2 字节 = 4 GiB（第 7 章的例子）
+    assert kv_cache_bytes(8192, 4096, num_layers=32, dtype=np.float16) == 4 * 2**30
+    assert 2 * kv_cache_bytes(10, 8, dtype=np.float16) == kv_cache_bytes(10, 8, dtype=np.float32)
+
+
+def test_default_block_memory_is_a_fraction_of_the_score_matrix_at_8192():
+    """Performance 里的内存条款的缩小版：T = 8192、H = 1、d_k = 8、默认 block_size，峰值 < 整张表的 1/20。"""
+    rng = np.random.default_rng(0)
+    q, k, v = (rng.normal(size=(8192, 8)) for _ in range(3))
+    assert peak_bytes(lambda: tiled_attention(q, k, v)) < 8192 * 8192 * 8 / 20
+
+
 def test_kv_cache_bytes_by_hand_and_matches_cache():
     assert kv_cache_bytes(1024, 256, num_layers=2, dtype=np.float32) == 2 * 2 * 1024 * 256 * 4
     assert kv_cache_bytes(10, 8, dtype=np.float64) == 2 * 10 * 8 * 8
@@ -298,6 +316,7 @@ ERROR_CASES = [
     ("mults-T-zero", call(decode_multiply_adds, 0, 4, cached=True), VE, r"T 必须是正整数.*收到的是 0"),
     ("mults-cached-int", call(decode_multiply_adds, 4, 4, cached=1), TE, r"cached 必须是 bool.*int 1"),
     ("bytes-layers-zero", call(kv_cache_bytes, 4, 4, num_layers=0), VE, r"num_layers 必须是正整数.*收到的是 0"),
+    ("bytes-dtype-int", call(kv_cache_bytes, 4, 4, dtype=np.int8), TE, r"dtype 必须是 np\.float16、np\.float32 或 np\.float64"),
 ]
 
 

@@ -78,3 +78,14 @@ def test_readout_scatter_draws_one_panel_per_method():
         png = fig.to_png()
     assert len(fig.axes) == 2 and png.startswith(b"\x89PNG")
     assert f"{errs['tied']:.3f}" in fig.axes[0].get_title() and f"{errs['separate']:.3f}" in fig.axes[1].get_title()
+
+
+def test_learned_glasses_frames():
+    from transformer_lab.explore import learned_glasses
+    from transformer_lab.lessons.learned_glasses import chapter3_example
+
+    ex = learned_glasses()
+    first, last = ex.update(step=0), ex.update(step=150)
+    assert np.abs(first["weights"] - 1 / 3).max() < 0.05
+    np.testing.assert_allclose(last["weights"], chapter3_example()["target"], atol=1e-3)
+    assert last["loss"][0] < first["loss"][0]

@@ -48,3 +48,61 @@ def test_counting_convention_matches_what_a_matrix_product_does():
     assert costs.attention_multiply_adds(T, d) == done
     h, x_t = np.ones(d), np.ones(d)
     assert costs.rnn_multiply_adds(1, d, d) == (x_t @ np.ones((d, d))).sum() + (h @ np.ones((d, d))).sum()
+
+
+# ---- 第 7 章的计算器
+
+from conftest import check_error  # noqa: E402
+import pytest  # noqa: E402
+
+
+def test_chapter7_costs_by_hand():
+    assert costs.feedforward_multiply_adds(4, 2) == 4 * (2 * 8 + 8 * 2)  # d_ff = 4d
+    assert costs.feedforward_multiply_adds(3, 2, d_ff=5) == 3 * (2 * 5 + 5 * 2)
+    assert costs.score_matrix_bytes(1024, "float32") == 4 * 2**20
+    assert costs.score_matrix_bytes(131072, "float16") == 32 * 2**30  # 128k 上下文一个头：32 GiB
+    assert costs.score_matrix_bytes(3, "float64", heads=2) == 9 * 8 * 2
+    c = costs.layer_costs(4, 2)
+    assert c == {"attention": 64, "projections": 4 * 4 * 2 * 2, "feedforward": 128, "rnn": 32,  # 4nd²
+                 "scores_float32": 64, "scores_float16": 32}
+
+
+def _count_feedforward(T, d_model, d_ff):
+    """逐个数：每个词先 d_model → d_ff（d_ff 个输出，各 d_model 次），再 d_ff → d_model。"""
+    return sum(d_model for _ in range(T) for _ in range(d_ff)) + sum(d_ff for _ in range(T) for _ in range(d_model))
+
+
+@given(st.integers(1, 10), st.integers(1, 10), st.integers(1, 12))
+def test_feedforward_matches_counting_loop(T, d, d_ff):
+    assert costs.feedforward_multiply_adds(T, d, d_ff) == _count_feedforward(T, d, d_ff)
+
+
+@given(st.integers(1, costs.MAX_N // 2), st.integers(1, costs.MAX_D))
+def test_layer_costs_crossover_and_doubling(n, d):
+    c, c2 = costs.layer_costs(n, d), costs.layer_costs(2 * n, d)
+    assert (c["attention"] > c["rnn"]) == (n > d) and (c["attention"] == c["rnn"]) == (n == d)
+    assert c2["attention"] == 4 * c["attention"]  # 上下文翻倍：注意力正好 ×4
+    for key in ("projections", "feedforward", "rnn"):
+        assert c2[key] == 2 * c[key]  # 其余只 ×2
+    assert c2["scores_float16"] == 4 * c["scores_float16"] and c["scores_float32"] == 2 * c["scores_float16"]
+    layer = lambda x: x["attention"] + x["projections"] + x["feedforward"]  # noqa: E731
+    assert 2 < layer(c2) / layer(c) < 4
+    share = c["attention"] / layer(c)
+    assert share == pytest.approx(n / (n + 6 * d), rel=1e-12)  # 注意力的份额 n / (n + 6d)
+
+
+VE, TE = ValueError, TypeError
+ERROR_CASES = [
+    ("layer-n-zero", lambda: costs.layer_costs(0, 4), VE, r"n 必须是正整数.*收到的是 0"),
+    ("layer-n-too-big", lambda: costs.layer_costs(costs.MAX_N + 1, 4), VE, r"n 必须在 \[1, 1048576\] 之内.*1048577"),
+    ("layer-d-too-big", lambda: costs.layer_costs(4, costs.MAX_D + 1), VE, r"d 必须在 \[1, 65536\] 之内.*65537"),
+    ("layer-d-float", lambda: costs.layer_costs(4, 2.0), TE, r"d 必须是正整数.*float 2\.0"),
+    ("scores-dtype", lambda: costs.score_matrix_bytes(4, "int8"), VE, r"dtype='int8' 不存在.*'float16'"),
+    ("scores-heads-zero", lambda: costs.score_matrix_bytes(4, heads=0), VE, r"heads 必须是正整数"),
+    ("ffn-d_ff-negative", lambda: costs.feedforward_multiply_adds(4, 2, d_ff=-1), VE, r"d_ff 必须是正整数"),
+]
+
+
+@pytest.mark.parametrize("fn, exc, pattern", [c[1:] for c in ERROR_CASES], ids=[c[0] for c in ERROR_CASES])
+def test_error_cases(fn, exc, pattern):
+    check_error(fn, exc, pattern)

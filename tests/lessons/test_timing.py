@@ -39,3 +39,67 @@ def test_timing_subprocess_is_single_threaded(monkeypatch):
     assert seen["OPENBLAS_NUM_THREADS"] == seen["OMP_NUM_THREADS"] == seen["MKL_NUM_THREADS"] == "1"
     assert str(ROOT) in seen["PYTHONPATH"].split(os.pathsep)
     np.testing.assert_array_equal(out["attention"], [2.0])
+
+
+# ---- 第 7 章：用时与内存随 n 的变化、对数–对数斜率
+
+from hypothesis import given  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from conftest import check_error  # noqa: E402
+from transformer_lab.lessons import timing  # noqa: E402
+
+
+def test_measure_scaling_structure_and_memory_pattern():
+    out = timing.measure_scaling((128, 512), 16, np.random.default_rng(0), repeat=1)
+    assert sorted(out) == sorted(["n", *(f"{k}_{w}" for k in ("attention", "tiled", "rnn") for w in ("seconds", "bytes"))])
+    for key, value in out.items():
+        assert value.shape == (2,) and np.all(value > 0), key
+    # 内存不是用时：它不受机器忙闲影响。普通注意力至少造了一张 n×n 的 float64 分数表。
+    assert np.all(out["attention_bytes"] >= out["n"] ** 2 * 8)
+
+
+def test_measure_scaling_runs_in_a_single_threaded_subprocess(monkeypatch):
+    seen = {}
+
+    def fake_run(cmd, env, **kwargs):
+        seen.update(env, args=cmd[-1])
+        return subprocess.CompletedProcess(cmd, 0, '{"rnn_seconds": [1.0], "rnn_bytes": [2.0]}\n', "")
+
+    monkeypatch.setattr(timing.subprocess, "run", fake_run)
+    out = timing.measure_scaling((4,), 2, np.random.default_rng(0))
+    assert seen["OPENBLAS_NUM_THREADS"] == "1" and '"task": "scaling"' in seen["args"]
+    np.testing.assert_array_equal(out["rnn_bytes"], [2.0])
+
+
+def test_loglog_slope_by_hand():
+    n = np.array([256.0, 512.0, 1024.0])
+    assert timing.loglog_slope(n, 5 * n**2) == 2.0
+    assert timing.loglog_slope(n, 0.1 * n) == 1.0
+    assert timing.loglog_slope(np.array([1.0, 10.0]), np.array([7.0, 7.0])) == 0.0
+
+
+@given(st.floats(-3, 3), st.floats(0.01, 100), st.lists(st.floats(1, 1e4), min_size=2, max_size=6, unique=True))
+def test_loglog_slope_recovers_a_power_law(k, c, xs):
+    x = np.array(xs)
+    if np.ptp(np.log(x)) < 1e-3:
+        return
+    assert timing.loglog_slope(x, c * x**k) == pytest.approx(k, abs=1e-6)
+
+
+VE, TE = ValueError, TypeError
+ERROR_CASES = [
+    ("slope-zero", lambda: timing.loglog_slope(np.array([1.0, 2.0]), np.array([0.0, 1.0])), VE, r"全为正数.*对数"),
+    ("slope-one-point", lambda: timing.loglog_slope(np.array([1.0]), np.array([1.0])), VE, r"至少 2 个不同 x"),
+    ("slope-lengths", lambda: timing.loglog_slope(np.ones(3), np.ones(2)), VE, r"x\.shape=\(3,\), y\.shape=\(2,\)"),
+    ("slope-list", lambda: timing.loglog_slope([1.0, 2.0], np.ones(2)), TE, r"x 必须是 NumPy 数组"),
+    ("scaling-empty", lambda: timing.measure_scaling((), 4, np.random.default_rng(0)), VE, r"lengths 必须是非空"),
+    ("scaling-n-zero", lambda: timing.measure_scaling((0,), 4, np.random.default_rng(0)), VE,
+     r"lengths 里的每个 n 必须是正整数"),
+    ("scaling-rng", lambda: timing.measure_scaling((4,), 4, 0), TE, r"rng"),
+]
+
+
+@pytest.mark.parametrize("fn, exc, pattern", [c[1:] for c in ERROR_CASES], ids=[c[0] for c in ERROR_CASES])
+def test_error_cases(fn, exc, pattern):
+    check_error(fn, exc, pattern)

@@ -131,7 +131,7 @@ class KVCache:
         self._v[..., self.length : self.length + n, :] = v  # (..., n, d_v)
         self.length += n
 
-    def attend(self, q: np.ndarray, scale: float | None = None, block_size: int = 128) -> np.ndarray:
+    def attend(self, q: np.ndarray, scale: float | None = None, block_size: int = 512) -> np.ndarray:
         """最后 n 个词的查询 q (..., n, d_k) 因果地看缓存里的全部键，返回 (..., n, d_v)。
 
         查询 i 看键 j <= i + (length - n)：即每个新词看它自己和它之前的所有词
@@ -213,7 +213,7 @@ def kv_cache_bytes(n: int, d_model: int, num_layers: int = 1, dtype: type = np.f
     d_model : int
         每层的 k（或 v）一个词的长度之和（多头时 = H × d_k）。
     num_layers : int, default 1
-    dtype : np.float32 or np.float64, default np.float32
+    dtype : np.float16, np.float32 or np.float64, default np.float32
 
     Returns
     -------
@@ -223,7 +223,7 @@ def kv_cache_bytes(n: int, d_model: int, num_layers: int = 1, dtype: type = np.f
     Raises
     ------
     TypeError
-        参数不是整数，或 dtype 不是 float32/float64。
+        参数不是整数，或 dtype 不是 float16/float32/float64。
     ValueError
         参数不是正数。
 
@@ -231,8 +231,12 @@ def kv_cache_bytes(n: int, d_model: int, num_layers: int = 1, dtype: type = np.f
     --------
     >>> kv_cache_bytes(1024, 256, num_layers=2, dtype=np.float32)   # 2 × 2 × 1024 × 256 × 4
     4194304
+    >>> kv_cache_bytes(1024, 256, num_layers=2, dtype=np.float16)   # 半精度：减半
+    2097152
     """
     n = check.positive_int(n, "n")
     d_model = check.positive_int(d_model, "d_model")
     num_layers = check.positive_int(num_layers, "num_layers")
-    return 2 * num_layers * n * d_model * _float_dtype(dtype).itemsize
+    if dtype not in (np.float16, np.float32, np.float64):  # 只是数字节：真实系统常用的 float16 也收
+        raise TypeError(f"dtype 必须是 np.float16、np.float32 或 np.float64，收到的是 {dtype!r}。")
+    return 2 * num_layers * n * d_model * np.dtype(dtype).itemsize

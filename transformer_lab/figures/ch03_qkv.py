@@ -1,17 +1,20 @@
-"""第 3 章的图：点积与余弦相似度（射箭打靶），一个键变长时注意力怎么变，以及 V = K 实验的读出散点图。"""
+"""第 3 章的图：点积与余弦相似度（射箭打靶），一个键变长时注意力怎么变，眼镜是练出来的，以及 V = K 实验的读出散点图。"""
 
 from __future__ import annotations
 
 import numpy as np
 
+from .. import _validation as check
 from ..core.attention import scaled_dot_product_attention
 from ..lessons.geometry import vector_2d, with_key_length
+from ..lessons.learned_glasses import chapter3_example, learn_query_key
 from ..plot.bars import weight_bars
 from ..plot.figure import new_figure
+from ..plot.heatmap import attention_heatmap
 from ..plot.lines import scatter_vs_target
 from ..widgets.explorable import Explorable, Slider
 
-__all__ = ["dot_vs_cosine", "key_length_attention", "readout_scatter"]
+__all__ = ["dot_vs_cosine", "key_length_attention", "learned_glasses", "readout_scatter"]
 
 Q_COLOR, K_COLOR, SHADOW_COLOR, OTHER_COLOR = "#31688e", "#b5367a", "#35b779", "#9a9a9a"
 ANGLE_GRID = (0, 30, 60, 90, 120, 150, 180)
@@ -220,10 +223,68 @@ def readout_scatter(target: np.ndarray, predictions: dict[str, np.ndarray], erro
     Returns
     -------
     BookFigure
+
+    Raises
+    ------
+    TypeError, ValueError
+        ``predictions`` 不是非空字典（最多 6 个子图）、``errors`` 缺少某个名字或不是有限实数；
+        数组的问题（NaN、长度不一）由 ``scatter_vs_target`` 报出。
     """
+    _check_readout(predictions, errors)
     fig, axes = new_figure(4.2 * len(predictions), 4.0, ncols=len(predictions))
     for ax, (name, pred) in zip(axes, predictions.items()):
         scatter_vs_target(target, pred, ax=ax, title=f"{name}\n读出误差 = {errors[name]:.3f}", color=Q_COLOR,
                           xlabel="正确答案：借到的书的页数（标准化）", ylabel="读者的回答")
     fig.suptitle(title)
     return fig
+
+
+def _check_readout(predictions: object, errors: object) -> None:
+    if not isinstance(predictions, dict) or not 1 <= len(predictions) <= 6:
+        raise TypeError(f"predictions 必须是有 1 到 6 项的字典 {{名字: 一维数组}}，收到的是 {check.describe(predictions)}。")
+    if not isinstance(errors, dict):
+        raise TypeError(f"errors 必须是字典 {{名字: 读出误差}}，收到的是 {check.describe(errors)}。")
+    for name in predictions:
+        if name not in errors:
+            raise ValueError(f"errors 里没有 {name!r}：predictions 的每个名字都要有一个读出误差。")
+        check.finite_real(errors[name], f"errors[{name!r}]")
+
+
+# ---------------------------------------------------------------- 眼镜是练出来的（训练代码与第 5 章共用）
+
+class _LearnedGlassesView:
+    """左：训练到第 step 步时学出的眼镜给出的注意力；右：第 3 章设计的眼镜给出的注意力（目标）。"""
+
+    def __init__(self, fig, axes, run, example):
+        self.run = run
+        tokens = example["tokens"]
+        self.learned = attention_heatmap(np.zeros((3, 3)), tokens, ax=axes[0], title="从随机眼镜开始训练")
+        attention_heatmap(example["target"], tokens, ax=axes[1], title="第 3 章设计的眼镜（目标）")
+        self.suptitle = fig.suptitle(" ", fontsize=10)
+        self.artists = [*self.learned.artists, self.suptitle]
+
+    def update(self, step):
+        run = self.run
+        i = int(np.argmin(np.abs(run["checkpoint_steps"] - float(step))))
+        s = int(run["checkpoint_steps"][i])
+        self.learned.set_values(run["weights"][i])
+        self.suptitle.set_text(f"第 {s} 步：交叉熵损失 {run['losses'][s]:.3f}"
+                               f"（最低可到 {run['losses'][-1]:.3f}，即目标本身的熵）；"
+                               f"“吃”分给“小猫” {run['weights'][i][1, 0]:.2f}")
+        return {"weights": run["weights"][i], "loss": np.array([run["losses"][s]])}
+
+
+def learned_glasses(seed: int = 0) -> Explorable:
+    """第 3 章：拖动训练步数，看随机的 W_Q、W_K 怎样学成第 3 章设计的注意力（训练出来的，目标是设计的）。"""
+    seed = check.nonnegative_int(seed, "seed")
+    example = chapter3_example()
+    run = learn_query_key(example["x"], example["target"], np.random.default_rng(seed), steps=150, checkpoint_every=15)
+    steps = tuple(int(s) for s in run["checkpoint_steps"])
+    return Explorable(
+        view=_LearnedGlassesView,
+        data={"run": run, "example": example},
+        sliders=[Slider("step", steps, label="训练步数", default=steps[-1])],
+        title="眼镜是练出来的：从随机 W_Q、W_K 学出第 3 章的注意力（目标是设计的）",
+        alt="训练第 {step} 步时，学出的眼镜给出的注意力权重（左），与第 3 章设计的眼镜给出的注意力（右）。",
+        size=(9.0, 4.0), ncols=2,
+    )

@@ -2,6 +2,8 @@
 
 在一个新的 Python 子进程里量（``python -m transformer_lab.lessons.timing``），并把 BLAS 限制为单线程：
 机器上同时有别的程序在跑时，多线程的矩阵乘法可能因为等线程而慢上百倍，单线程的结果稳定得多。
+第 7 章的 ``measure_scaling`` 用同样的子进程，量用时和峰值内存（tracemalloc）随序列长度 n 怎样变化；
+``loglog_slope`` 在对数–对数坐标里拟合一条直线，斜率就是"n 翻倍，代价乘 2 的几次方"。
 本模块只依赖 NumPy 和标准库。
 """
 
@@ -12,6 +14,7 @@ import os
 import subprocess
 import sys
 import time
+import tracemalloc
 from pathlib import Path
 
 import numpy as np
@@ -19,8 +22,9 @@ import numpy as np
 from .. import _validation as check
 from ..core.attention import scaled_dot_product_attention
 from ..core.rnn import orthogonal_recurrent_weights, rnn_forward
+from ..core.tiled import tiled_attention
 
-__all__ = ["time_rnn_vs_attention"]
+__all__ = ["time_rnn_vs_attention", "measure_scaling", "loglog_slope"]
 
 _ONE_THREAD = {name: "1" for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS",
                                       "VECLIB_MAXIMUM_THREADS", "NUMEXPR_NUM_THREADS")}
@@ -94,7 +98,13 @@ def time_rnn_vs_attention(lengths: tuple[int, ...], d: int, rng: np.random.Gener
     lengths = [check.positive_int(T, "lengths 里的每个 T") for T in lengths]
     d, repeat = check.positive_int(d, "d"), check.positive_int(repeat, "repeat")
     seed = int(check.generator(rng).integers(2**32))
-    args = json.dumps({"lengths": lengths, "d": d, "seed": seed, "repeat": repeat})
+    times = _run_alone("rnn_vs_attention", {"lengths": lengths, "d": d, "seed": seed, "repeat": repeat})
+    return {"T": np.array(lengths), **{key: np.array(value) for key, value in times.items()}}
+
+
+def _run_alone(task: str, kwargs: dict) -> dict:
+    """在一个新的单线程 Python 子进程里运行 ``_TASKS[task](**kwargs)``，返回它的 JSON 结果。"""
+    args = json.dumps({"task": task, **kwargs})
     package_root = str(Path(__file__).resolve().parents[2])
     env = {**os.environ, **_ONE_THREAD,
            "PYTHONPATH": os.pathsep.join(filter(None, [package_root, os.environ.get("PYTHONPATH")]))}
@@ -102,9 +112,96 @@ def time_rnn_vs_attention(lengths: tuple[int, ...], d: int, rng: np.random.Gener
                           timeout=600)
     if proc.returncode != 0:
         raise RuntimeError(f"计时子进程出错（返回码 {proc.returncode}）：\n{proc.stderr[-2000:]}")
-    times = json.loads(proc.stdout.strip().splitlines()[-1])
-    return {"T": np.array(lengths), **{key: np.array(value) for key, value in times.items()}}
+    return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
-if __name__ == "__main__":  # time_rnn_vs_attention 的子进程：参数是一个 JSON 字符串，结果打印成 JSON
-    print(json.dumps(_time_here(**json.loads(sys.argv[1]))))
+def _peak_bytes(fn) -> int:
+    """``fn()`` 运行期间比运行前多占的内存峰值（字节，tracemalloc；NumPy 数组会报告给它）。"""
+    tracemalloc.start()
+    try:
+        base = tracemalloc.get_traced_memory()[0]
+        fn()
+        return tracemalloc.get_traced_memory()[1] - base
+    finally:
+        tracemalloc.stop()
+
+
+def _scaling_here(lengths: list[int], d: int, seed: int, repeat: int) -> dict[str, list[float]]:
+    """在当前进程里量 measure_scaling 的六列（用时不开 tracemalloc；内存单独量一次）。"""
+    rng = np.random.default_rng(seed)
+    w_xh, w_hh = rng.standard_normal((d, d)) / np.sqrt(d), orthogonal_recurrent_weights(d, 0.9, rng)  # (d, d)
+    out: dict[str, list[float]] = {f"{kind}_{what}": [] for what in ("seconds", "bytes")
+                                   for kind in ("attention", "tiled", "rnn")}
+    for T in lengths:
+        x = rng.standard_normal((T, d))  # (T, d)
+        runs = {"attention": lambda: scaled_dot_product_attention(x, x, x),
+                "tiled": lambda: tiled_attention(x, x, x), "rnn": lambda: rnn_forward(x, w_xh, w_hh)}
+        for kind, fn in runs.items():
+            out[f"{kind}_seconds"].append(_best_time(fn, repeat))
+            out[f"{kind}_bytes"].append(float(_peak_bytes(fn)))
+    return out
+
+
+def measure_scaling(lengths: tuple[int, ...], d: int, rng: np.random.Generator,
+                    repeat: int = 3) -> dict[str, np.ndarray]:
+    """对每个序列长度 n，量注意力（整表）、分块注意力、RNN 的用时与峰值额外内存，单核、单独的子进程。
+
+    Parameters
+    ----------
+    lengths : tuple of int
+        序列长度（非空）。
+    d : int
+        词向量长度。
+    rng : np.random.Generator
+    repeat : int, default 3
+        用时取 ``repeat`` 次中最快的一次。
+
+    Returns
+    -------
+    dict
+        ``n`` (N,)；``attention_seconds``、``tiled_seconds``、``rnn_seconds`` (N,) 秒；
+        ``attention_bytes``、``tiled_bytes``、``rnn_bytes`` (N,) 峰值额外内存（字节）。
+
+    Raises
+    ------
+    TypeError, ValueError
+        同 ``time_rnn_vs_attention``。
+    RuntimeError
+        子进程出错。
+
+    Examples
+    --------
+    >>> m = measure_scaling((8, 16), 4, np.random.default_rng(0), repeat=1)
+    >>> sorted(m)[:3], m["rnn_bytes"].shape
+    (['attention_bytes', 'attention_seconds', 'n'], (2,))
+    """
+    lengths = check.nonempty_sequence(lengths, "lengths", "(256, 512, 1024)")
+    lengths = [check.positive_int(T, "lengths 里的每个 n") for T in lengths]
+    d, repeat = check.positive_int(d, "d"), check.positive_int(repeat, "repeat")
+    seed = int(check.generator(rng).integers(2**32))
+    got = _run_alone("scaling", {"lengths": lengths, "d": d, "seed": seed, "repeat": repeat})
+    return {"n": np.array(lengths), **{key: np.array(value) for key, value in got.items()}}
+
+
+def loglog_slope(x: np.ndarray, y: np.ndarray) -> float:
+    """在 log x – log y 坐标里用最小二乘拟合直线，返回斜率 k：y 约正比于 x^k。
+
+    Raises ``ValueError``：少于 2 个点、长度不等，或有非正数（取不了对数）。
+
+    >>> loglog_slope(np.array([1.0, 2.0, 4.0]), np.array([3.0, 12.0, 48.0]))   # y = 3x²
+    2.0
+    """
+    x = check.as_real_array(x, "x", min_ndim=1).ravel()
+    y = check.as_real_array(y, "y", min_ndim=1).ravel()
+    if x.shape != y.shape or x.size < 2 or np.any(x <= 0) or np.any(y <= 0) or np.unique(x).size < 2:
+        raise ValueError(f"x 与 y 必须是等长、至少 2 个不同 x、全为正数的一维数组，收到 x.shape={x.shape}, "
+                         f"y.shape={y.shape}。提示：对数坐标里没有 0 和负数。")
+    return round(float(np.polyfit(np.log(x), np.log(y), 1)[0]), 12)
+
+
+_TASKS = {"rnn_vs_attention": _time_here, "scaling": _scaling_here}
+
+
+if __name__ == "__main__":  # _run_alone 的子进程：参数是一个 JSON 字符串（含 task），结果打印成 JSON
+    _kwargs = json.loads(sys.argv[1])
+    print(json.dumps(_TASKS[_kwargs.pop("task")](**_kwargs)))

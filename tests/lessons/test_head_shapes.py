@@ -1,0 +1,74 @@
+"""多头的管道：reshape 陷阱、三种算法相同、乘加次数和参数个数与头数无关。"""
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from conftest import check_error
+from transformer_lab.core.attention import scaled_dot_product_attention
+from transformer_lab.core.multihead import multi_head_attention, split_heads
+from transformer_lab.lessons.head_shapes import (heads_by_block_product, heads_by_loop, multi_head_multiply_adds,
+                                                 multi_head_parameters, naive_split, shape_trace)
+
+
+def test_naive_split_mixes_tokens():
+    T, D, H = 4, 8, 2
+    x = 10.0 * np.arange(T)[:, None] + np.arange(D)  # 数字 = 10 × 词号 + 维号
+    right, wrong = split_heads(x, H), naive_split(x, H)
+    assert right.shape == wrong.shape == (H, T, D // H)
+    assert np.all(right[:, 2] // 10 == 2)  # 对：每个头的第 2 个"词"确实是词 2
+    assert np.any(wrong[:, 2] // 10 != 2)  # 错：混进了别的词
+    assert np.array_equal(wrong[0, 1], [4.0, 5.0, 6.0, 7.0][:D // H])  # 头 0 的"词 1"其实是词 0 的后半段
+
+
+@given(st.integers(1, 5), st.sampled_from([(4, 1), (4, 2), (6, 3), (8, 4)]), st.integers(0, 2**31))
+def test_three_ways_agree(T, DH, seed):
+    D, H = DH
+    rng = np.random.default_rng(seed)
+    q, k, v = (split_heads(rng.normal(size=(T, D)), H) for _ in range(3))
+    vectorised, _ = scaled_dot_product_attention(q, k, v)
+    np.testing.assert_allclose(heads_by_loop(q, k, v), vectorised, atol=1e-12)
+    block, scores = heads_by_block_product(q, k, v)
+    np.testing.assert_allclose(block, vectorised, atol=1e-12)
+    off = ~np.kron(np.eye(H, dtype=bool), np.ones((T, T), dtype=bool))
+    assert np.all(scores[off] == 0)  # 不同头之间的打分恰为 0
+
+
+def test_shape_trace_matches_package():
+    rng = np.random.default_rng(0)
+    x, w = rng.normal(size=(4, 8)), rng.normal(size=(4, 8, 8))
+    tr = shape_trace(x, *w, num_heads=2)
+    out, weights = multi_head_attention(x, *w, num_heads=2)
+    np.testing.assert_allclose(tr["out"], out)
+    np.testing.assert_allclose(tr["concat"] @ w[3], out)
+    np.testing.assert_allclose(tr["weights"], weights)
+    assert tr["q"].shape == (2, 4, 4) and tr["heads"].shape == (2, 4, 4)
+
+
+@pytest.mark.parametrize("T,D", [(4, 8), (256, 512)])
+def test_cost_independent_of_heads(T, D):
+    counts = {H: multi_head_multiply_adds(T, D, H) for H in (1, 2, 4, 8)}
+    assert len({c["total"] for c in counts.values()}) == 1
+    assert counts[1]["attention"] == 2 * T * T * D  # 一个 D 维的头：打分 T·T·D + 加权求和 T·T·D
+    assert counts[1]["projections"] == 4 * T * D * D
+    assert {multi_head_parameters(D, H) for H in (1, 2, 4, 8)} == {4 * D * D}
+    assert multi_head_parameters(D, 8, bias=True) == 4 * D * D + 4 * D
+
+
+ERROR_CASES = [
+    ("naive-divisible", lambda: naive_split(np.zeros((2, 6)), 4), ValueError, "整除"),
+    ("naive-ndim", lambda: naive_split(np.zeros((2, 2, 4)), 2), ValueError, "2 维"),
+    ("loop-shape", lambda: heads_by_loop(np.zeros((2, 3, 2)), np.zeros((2, 4, 2)), np.zeros((2, 3, 2))),
+     ValueError, "k"),
+    ("cost-divisible", lambda: multi_head_multiply_adds(4, 10, 3), ValueError, "整除"),
+    ("params-divisible", lambda: multi_head_parameters(10, 4), ValueError, "整除"),
+    ("params-type", lambda: multi_head_parameters(8.0, 2), TypeError, "D"),
+    ("trace-divisible", lambda: shape_trace(np.zeros((2, 6)), *np.zeros((4, 6, 6)), num_heads=4), ValueError, "整除"),
+]
+
+
+@pytest.mark.parametrize("case", ERROR_CASES, ids=[c[0] for c in ERROR_CASES])
+def test_errors(case):
+    _, fn, exc, pattern = case
+    check_error(fn, exc, pattern)

@@ -1,0 +1,121 @@
+"""头是练出来的：任务数据、梯度下降循环、分工（训练后两个头的注意力图相差很大）和对称性（相同的头之差恰为 0）。"""
+
+import numpy as np
+import pytest
+
+from conftest import check_error
+from transformer_lab.lessons.head_training import (WEIGHT_NAMES, gradient_descent, head_gap, init_head_weights,
+                                                   relation_mass, train_heads, two_relation_task)
+
+
+@pytest.fixture(scope="module")
+def task():
+    return two_relation_task(48, np.random.default_rng(0))
+
+
+def test_task_targets_by_hand():
+    data = two_relation_task(3, np.random.default_rng(1))
+    x, y, tokens = data["x"], data["y"], data["tokens"]
+    for n in range(3):
+        for t in range(6):
+            p = (t - 1) % 6
+            assert np.array_equal(y[n, t, :2], x[n, p, -2:])  # 前一个词的内容
+            j = data["partner"][n, t]
+            assert j != t and tokens[n, j].lower() == tokens[n, t].lower() and tokens[n, j] != tokens[n, t]
+            assert np.array_equal(y[n, t, 2:], x[n, j, -2:])  # 搭档的内容
+        assert sorted(np.argmax(x[n, :, 8:14], axis=-1)) == list(range(6))  # 位置独热
+
+
+def test_gradient_descent_quadratic_closed_form():
+    # (w − 3)²，lr = 0.1：w_k − 3 = (1 − 0.2)^k (w_0 − 3)
+    run = gradient_descent({"w": np.array([0.0])}, lambda p: (float((p["w"][0] - 3) ** 2), {"w": 2 * (p["w"] - 3)}),
+                           lr=0.1, steps=10, checkpoint_every=5)
+    assert run["checkpoint_steps"].tolist() == [0, 5, 10]
+    np.testing.assert_allclose(run["checkpoints"][-1]["w"], 3 - 3 * 0.8**10)
+    np.testing.assert_allclose(run["losses"], (3 * 0.8 ** np.arange(11)) ** 2)
+
+
+def test_gradient_descent_does_not_modify_input():
+    start = {"w": np.array([1.0])}
+    gradient_descent(start, lambda p: (float(p["w"][0] ** 2), {"w": 2 * p["w"]}), lr=0.1, steps=3)
+    assert start["w"].tolist() == [1.0]
+
+
+def test_divergence_raises_chinese_message():
+    # lr = 1.5：w ← w − 3w = −2w，损失每步乘 4，很快超过初始的 1000 倍
+    check_error(lambda: gradient_descent({"w": np.array([1.0])}, lambda p: (float(p["w"][0] ** 2), {"w": 2 * p["w"]}),
+                                         lr=1.5, steps=50), ValueError, "训练发散.*lr")
+
+
+def test_training_is_deterministic_and_loss_falls(task):
+    a = train_heads(task, init_head_weights(16, 2, np.random.default_rng(1)), steps=60, checkpoint_every=30)
+    b = train_heads(task, init_head_weights(16, 2, np.random.default_rng(1)), steps=60, checkpoint_every=30)
+    assert np.array_equal(a["losses"], b["losses"])
+    assert a["losses"][-1] < 0.8 * a["losses"][0]
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_heads_specialise_from_random_start(task, seed):
+    """训练 1200 步后：一个头 ≥ 0.8 的注意力放在前一个词上，另一个头 ≥ 0.8 放在搭档上；两张图平均每格相差 ≥ 0.1。"""
+    run = train_heads(task, init_head_weights(16, 2, np.random.default_rng(seed)), steps=1200, checkpoint_every=1200)
+    mass = relation_mass(run["weights"][-1], task["prev"], task["partner"])  # (H, 2)
+    start = relation_mass(run["weights"][0], task["prev"], task["partner"])
+    assert np.all(start < 0.3)  # 开始时没有分工：每种关系都只分到约 1/6
+    prev_head = int(np.argmax(mass[:, 0]))
+    assert mass[prev_head, 0] >= 0.8 and mass[1 - prev_head, 1] >= 0.8
+    diff = np.abs(run["weights"][-1][:, 0] - run["weights"][-1][:, 1]).mean()
+    assert diff >= 0.1
+    assert run["losses"][-1] < 0.01
+
+
+def test_identical_heads_stay_identical_and_stall(task):
+    start = init_head_weights(16, 2, np.random.default_rng(1), identical=True)
+    assert head_gap(start, 2) == 0.0
+    run = train_heads(task, start, steps=1200, checkpoint_every=100)
+    assert all(head_gap(p, 2) == 0.0 for p in run["checkpoints"])  # 恰好为 0，每个检查点
+    assert np.array_equal(run["weights"][:, :, 0], run["weights"][:, :, 1])
+    random = train_heads(task, init_head_weights(16, 2, np.random.default_rng(1)), steps=1200, checkpoint_every=1200)
+    assert run["losses"][-1] > 10 * random["losses"][-1]  # 停在高得多的损失上
+
+
+def test_tiny_difference_grows_until_heads_split(task):
+    same = init_head_weights(16, 2, np.random.default_rng(1), identical=True)
+    noise = np.random.default_rng(2)
+    nudged = {n: w + 1e-6 * noise.normal(size=w.shape) for n, w in same.items()}
+    run = train_heads(task, nudged, steps=1200, checkpoint_every=1200)
+    assert head_gap(run["checkpoints"][0], 2) < 1e-5
+    assert head_gap(run["checkpoints"][-1], 2) > 1.0
+    mass = relation_mass(run["weights"][-1], task["prev"], task["partner"])
+    assert mass[:, 0].max() > 0.7 and mass[:, 1].max() > 0.7 and np.argmax(mass[:, 0]) != np.argmax(mass[:, 1])
+
+
+def test_relation_mass_by_hand():
+    T = 6
+    prev = (np.arange(T) - 1) % T
+    partner = np.array([[3, 4, 5, 0, 1, 2]])
+    w = np.zeros((1, 2, T, T))
+    w[0, 0, np.arange(T), prev] = 1.0  # 头 1 全看前一个词
+    w[0, 1, np.arange(T), partner[0]] = 1.0  # 头 2 全看搭档
+    np.testing.assert_allclose(relation_mass(w, prev, partner), [[1.0, 0.0], [0.0, 1.0]])
+
+
+ERROR_CASES = [
+    ("task-pairs", lambda: two_relation_task(2, np.random.default_rng(0), num_pairs=2), ValueError, "num_pairs 至少是 3"),
+    ("task-rng", lambda: two_relation_task(2, 0), TypeError, "rng"),
+    ("init-divisible", lambda: init_head_weights(15, 2, np.random.default_rng(0)), ValueError, "整除"),
+    ("gd-lr-zero", lambda: gradient_descent({"w": np.zeros(1)}, lambda p: (0.0, p), lr=0.0, steps=1), ValueError, "lr"),
+    ("gd-lr-nan", lambda: gradient_descent({"w": np.zeros(1)}, lambda p: (0.0, p), lr=float("nan"), steps=1),
+     ValueError, "lr"),
+    ("gd-steps", lambda: gradient_descent({"w": np.zeros(1)}, lambda p: (0.0, p), lr=0.1, steps=0), ValueError, "steps"),
+    ("gd-steps-float", lambda: gradient_descent({"w": np.zeros(1)}, lambda p: (0.0, p), lr=0.1, steps=2.5),
+     TypeError, "steps"),
+    ("mass-shape", lambda: relation_mass(np.zeros((1, 2, 6, 6)), np.arange(5), np.zeros((1, 6), int)),
+     ValueError, "prev"),
+    ("gap-heads", lambda: head_gap({n: np.eye(4) for n in WEIGHT_NAMES}, 3), ValueError, "num_heads=3"),
+]
+
+
+@pytest.mark.parametrize("case", ERROR_CASES, ids=[c[0] for c in ERROR_CASES])
+def test_errors(case):
+    _, fn, exc, pattern = case
+    check_error(fn, exc, pattern)

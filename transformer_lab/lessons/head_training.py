@@ -1,0 +1,281 @@
+"""头是练出来的：一个需要两种关系的小任务，用最朴素的梯度下降训练一个 2 头注意力层。
+
+任务（设计的数据，训练出来的权重）：一句话有 T = 6 个词，词来自 ``num_pairs`` 对"搭档"（A 与 a、B 与 b ……），
+每句挑 3 对、打乱顺序；每个词还带一个随机的"内容"向量（长 ``value_dim``）。
+每个位置 t 要同时输出两样东西：
+
+* 前一个词的内容（第一个词的"前一个"绕回到最后一个词）——只看**位置**就能找到；
+* 搭档词的内容（A 找 a，a 找 A）——只看**词本身**就能找到。
+
+输入 x 的每一行 = [词的独热编码 (2·num_pairs) | 位置的独热编码 (T) | 内容 (value_dim)]，长度 D。
+输出的前 2·value_dim 维与目标比较（均方误差），其余维不计。
+
+训练循环 ``gradient_descent`` 与任务无关：给它一个"算损失和梯度"的函数，它只做 ``w ← w − lr · ∂L/∂w``，
+每隔几步把权重存一份（检查点 (checkpoint)），图的每一帧读检查点，不重新训练。本模块只依赖 NumPy 和 ``core``。
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import numpy as np
+
+from .. import _validation as check
+from ..core.multihead import multi_head_attention
+from ..core.multihead_backward import multi_head_attention_backward
+
+__all__ = ["two_relation_task", "init_head_weights", "gradient_descent", "train_heads",
+           "relation_mass", "head_gap", "WEIGHT_NAMES"]
+
+WEIGHT_NAMES = ("w_q", "w_k", "w_v", "w_o")
+T_TASK = 6
+
+
+def two_relation_task(num_sequences: int, rng: np.random.Generator, num_pairs: int = 4,
+                      value_dim: int = 2) -> dict[str, np.ndarray]:
+    """造 ``num_sequences`` 句"前一个词 + 搭档词"任务的数据（设计的数据）。
+
+    Parameters
+    ----------
+    num_sequences : int
+        句子个数 N。
+    rng : np.random.Generator
+    num_pairs : int
+        词表里有几对搭档（≥ 3，每句用其中 3 对）。
+    value_dim : int
+        每个词的内容向量长度 m。
+
+    Returns
+    -------
+    dict
+        ``x`` (N, T, D)，D = 2·num_pairs + T + m；``y`` (N, T, 2m) 目标 = [前一个词的内容 | 搭档的内容]；
+        ``prev`` (T,) 每个位置的前一个位置；``partner`` (N, T) 搭档所在的位置；
+        ``tokens`` (N, T) 词的名字（"A"、"a" ……）。
+
+    Raises
+    ------
+    TypeError, ValueError
+        参数不是正整数、``num_pairs`` < 3，或 ``rng`` 不是 Generator。
+
+    Examples
+    --------
+    >>> data = two_relation_task(2, np.random.default_rng(0))
+    >>> data["x"].shape, data["y"].shape                 # D = 8 + 6 + 2 = 16
+    ((2, 6, 16), (2, 6, 4))
+    >>> data["prev"].tolist()                            # 位置 0 的"前一个"绕回到位置 5
+    [5, 0, 1, 2, 3, 4]
+    """
+    N = check.positive_int(num_sequences, "num_sequences")
+    num_pairs, m = check.positive_int(num_pairs, "num_pairs"), check.positive_int(value_dim, "value_dim")
+    rng = check.generator(rng)
+    if num_pairs < 3:
+        raise ValueError(f"num_pairs 至少是 3（每句要用 3 对搭档），收到的是 {num_pairs}。")
+    T, V = T_TASK, 2 * num_pairs
+    pairs = np.stack([rng.choice(num_pairs, size=3, replace=False) for _ in range(N)])  # (N, 3)
+    types = np.concatenate([2 * pairs, 2 * pairs + 1], axis=1)  # (N, T) 搭档 = 编号的最低位取反
+    types = np.take_along_axis(types, np.argsort(rng.random((N, T)), axis=1), axis=1)  # (N, T) 打乱顺序
+    values = rng.normal(size=(N, T, m))  # (N, T, m)
+    partner = np.argmax(types[:, None, :] == (types[:, :, None] ^ 1), axis=-1)  # (N, T)
+    prev = (np.arange(T) - 1) % T  # (T,)
+    x = np.concatenate([np.eye(V)[types], np.broadcast_to(np.eye(T), (N, T, T)), values], axis=-1)  # (N, T, D)
+    y = np.concatenate([values[:, prev], np.take_along_axis(values, partner[..., None], axis=1)], axis=-1)  # (N, T, 2m)
+    names = np.array([chr(ord("A") + i // 2) if i % 2 == 0 else chr(ord("a") + i // 2) for i in range(V)])
+    return {"x": x, "y": y, "prev": prev, "partner": partner, "tokens": names[types]}
+
+
+def init_head_weights(D: int, num_heads: int, rng: np.random.Generator, scale: float = 0.3,
+                      identical: bool = False) -> dict[str, np.ndarray]:
+    """小的随机初始权重 W_Q, W_K, W_V, W_O（每个 D × D，元素 ~ N(0, scale²)）。
+
+    ``identical=True`` 时只随机出第 1 个头，其余头是它的复制品：W_Q/W_K/W_V 里每个头的那几列相同，
+    W_O 里每个头的那几行相同——这是"对称性"实验的起点。
+
+    Raises
+    ------
+    TypeError, ValueError
+        D 或 num_heads 不是正整数、D 不能被 num_heads 整除、scale 不是正数。
+
+    Examples
+    --------
+    >>> w = init_head_weights(4, 2, np.random.default_rng(0), identical=True)
+    >>> bool(np.array_equal(w["w_q"][:, :2], w["w_q"][:, 2:])), head_gap(w, 2)
+    (True, 0.0)
+    """
+    D, H = check.positive_int(D, "D"), check.positive_int(num_heads, "num_heads")
+    scale, rng = check.positive_real(scale, "scale"), check.generator(rng)
+    if D % H != 0:
+        raise ValueError(f"D={D} 必须能被 num_heads={H} 整除（每个头分到 D/H 维），例如 16 = 2 × 8。")
+    w = scale * rng.normal(size=(4, D, D))  # (4, D, D)
+    if check.boolean(identical, "identical"):
+        d_k = D // H
+        w[:3] = np.tile(w[:3, :, :d_k], (1, 1, H))  # (3, D, D) 每个头的列都抄第 1 个头
+        w[3] = np.tile(w[3, :d_k, :], (H, 1))  # (D, D) 每个头的行都抄第 1 个头
+    return dict(zip(WEIGHT_NAMES, w))
+
+
+def gradient_descent(params: dict[str, np.ndarray], loss_and_grads: Callable, lr: float, steps: int,
+                     checkpoint_every: int = 1) -> dict:
+    """最朴素的梯度下降：``w ← w − lr · ∂L/∂w``，重复 ``steps`` 步。不改动传入的 ``params``。
+
+    Parameters
+    ----------
+    params : dict of str -> ndarray
+        初始权重。
+    loss_and_grads : callable
+        ``loss_and_grads(params) -> (loss, grads)``，grads 与 params 同键同形状。
+    lr : float
+        学习率 (learning rate)，正数。
+    steps : int
+        走多少步。
+    checkpoint_every : int
+        每隔几步存一份权重（第 0 步和最后一步总会存）。
+
+    Returns
+    -------
+    dict
+        ``losses`` (steps + 1,) 每一步更新前的损失（最后一个是训练完的损失）；
+        ``checkpoint_steps`` (C,)；``checkpoints`` 长 C 的列表，每个是一份权重字典。
+
+    Raises
+    ------
+    TypeError, ValueError
+        lr 不是有限正数、steps/checkpoint_every 不是正整数；训练发散（损失变成 NaN/inf 或超过初始损失的 1000 倍）。
+
+    Examples
+    --------
+    损失 (w − 3)²，梯度 2(w − 3)，学习率 0.25：每步离 3 的距离减半。
+
+    >>> run = gradient_descent({"w": np.array([1.0])}, lambda p: (float((p["w"][0] - 3) ** 2), {"w": 2 * (p["w"] - 3)}),
+    ...                        lr=0.25, steps=3)
+    >>> run["losses"].tolist(), run["checkpoints"][-1]["w"].tolist()
+    ([4.0, 1.0, 0.25, 0.0625], [2.75])
+    """
+    lr = check.positive_real(lr, "lr")
+    steps, every = check.positive_int(steps, "steps"), check.positive_int(checkpoint_every, "checkpoint_every")
+    params = {name: np.array(w, dtype=float) for name, w in params.items()}
+    losses, saved, saved_steps = [], [], []
+    for step in range(steps + 1):
+        loss, grads = loss_and_grads(params)
+        _check_not_diverged(loss, losses, step, lr)
+        losses.append(loss)
+        if step % every == 0 or step == steps:
+            saved.append({name: w.copy() for name, w in params.items()})
+            saved_steps.append(step)
+        if step < steps:
+            params = {name: w - lr * grads[name] for name, w in params.items()}
+    return {"losses": np.array(losses), "checkpoint_steps": np.array(saved_steps), "checkpoints": saved}
+
+
+def _check_not_diverged(loss, losses, step, lr):
+    if not np.isfinite(loss) or (losses and loss > 1000 * losses[0]):
+        raise ValueError(
+            f"训练发散了：第 {step} 步的损失是 {loss}（初始损失 {losses[0] if losses else loss}）。"
+            f"学习率 lr={lr} 太大，步子迈过了谷底、越走越高。提示：把 lr 调小（例如减半）再试。"
+        )
+
+
+def _task_loss(params, x, y, num_heads):
+    """均方误差：输出的前 2m 维与目标比较。返回 (损失, 四个权重的梯度)。"""
+    w = [params[name] for name in WEIGHT_NAMES]
+    out, _ = multi_head_attention(x, *w, num_heads)  # (N, T, D)
+    r = out[..., : y.shape[-1]] - y  # (N, T, 2m)
+    grad_out = np.zeros_like(out)
+    grad_out[..., : y.shape[-1]] = 2 * r / r.size  # (N, T, D) 只有前 2m 维有梯度
+    grads = multi_head_attention_backward(x, *w, grad_out, num_heads)
+    return float(np.mean(r**2)), {name: grads[name] for name in WEIGHT_NAMES}
+
+
+def train_heads(task: dict, params: dict[str, np.ndarray], num_heads: int = 2, lr: float = 1.0,
+                steps: int = 1200, checkpoint_every: int = 40) -> dict:
+    """在 ``two_relation_task`` 的数据上训练一个多头注意力层（全部数据一起算梯度）。
+
+    Parameters
+    ----------
+    task : dict
+        ``two_relation_task`` 的返回值（用到 ``x`` 和 ``y``）。
+    params : dict
+        初始权重，例如 ``init_head_weights`` 的返回值。
+    num_heads, lr, steps, checkpoint_every
+        头数；学习率；步数；每隔几步存一份权重。
+
+    Returns
+    -------
+    dict
+        ``gradient_descent`` 的返回值，另加 ``weights``：每个检查点上全部句子的注意力权重 (C, N, H, T, T)。
+
+    Raises
+    ------
+    TypeError, ValueError
+        与 ``gradient_descent``、``multi_head_attention`` 相同（例如 D 不能被 num_heads 整除、训练发散）。
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> task = two_relation_task(8, rng)
+    >>> run = train_heads(task, init_head_weights(16, 2, rng), steps=20, checkpoint_every=10)
+    >>> run["checkpoint_steps"].tolist(), run["weights"].shape
+    ([0, 10, 20], (3, 8, 2, 6, 6))
+    >>> bool(run["losses"][-1] < run["losses"][0])
+    True
+    """
+    x, y = task["x"], task["y"]
+    run = gradient_descent(params, lambda p: _task_loss(p, x, y, num_heads), lr, steps, checkpoint_every)
+    maps = [multi_head_attention(x, *(p[n] for n in WEIGHT_NAMES), num_heads)[1] for p in run["checkpoints"]]
+    return {**run, "weights": np.stack(maps)}  # (C, N, H, T, T)
+
+
+def relation_mass(weights: np.ndarray, prev: np.ndarray, partner: np.ndarray) -> np.ndarray:
+    """每个头平均放在"前一个词"和"搭档词"上的注意力。
+
+    只数"前一个词"和"搭档"不是同一个位置的那些行，免得一份注意力被两种关系同时认领。
+
+    Parameters
+    ----------
+    weights : ndarray of shape (N, H, T, T)
+    prev : ndarray of int, shape (T,)
+    partner : ndarray of int, shape (N, T)
+
+    Returns
+    -------
+    ndarray of shape (H, 2)
+        第 h 行 = [头 h 放在前一个词上的平均权重, 放在搭档上的平均权重]。
+
+    Raises
+    ------
+    TypeError, ValueError
+        ``weights`` 不是 4 维实数数组，或 prev/partner 的形状与它不符。
+    """
+    weights = check.as_real_array(weights, "weights", min_ndim=4)
+    N, H, T, S = weights.shape
+    check.check_shape(np.asarray(prev), "prev", (T,))
+    check.check_shape(np.asarray(partner), "partner", (N, T))
+    on_prev = weights[:, :, np.arange(T), prev]  # (N, H, T)
+    on_partner = np.take_along_axis(weights, partner[:, None, :, None], axis=-1)[..., 0]  # (N, H, T)
+    distinct = np.broadcast_to((partner != prev)[:, None, :], on_prev.shape)  # (N, H, T)
+    mean = lambda a: np.where(distinct, a, 0).sum(axis=(0, 2)) / distinct[:, 0].sum()  # noqa: E731  (H,)
+    return np.stack([mean(on_prev), mean(on_partner)], axis=-1)  # (H, 2)
+
+
+def head_gap(params: dict[str, np.ndarray], num_heads: int) -> float:
+    """各头的权重与第 1 个头相差多少：四个矩阵里对应元素之差的最大绝对值（全相同时恰为 0）。
+
+    Raises
+    ------
+    TypeError, ValueError
+        权重不是方阵、D 不能被 num_heads 整除。
+
+    Examples
+    --------
+    >>> w = {n: np.eye(4) for n in WEIGHT_NAMES}       # 单位矩阵：头 1 和头 2 管的是不同的维
+    >>> head_gap(w, 2)
+    1.0
+    """
+    H = check.positive_int(num_heads, "num_heads")
+    gap = 0.0
+    for name in WEIGHT_NAMES:
+        w = check.as_real_array(params[name], name, min_ndim=2)
+        if w.shape[0] % H != 0:
+            raise ValueError(f"{name} 的形状 {w.shape} 不能平均分给 num_heads={H} 个头。")
+        blocks = np.split(w.T if name == "w_o" else w, H, axis=1)  # H 个 (D, d_k)
+        gap = max(gap, max(float(np.max(np.abs(b - blocks[0]))) for b in blocks))
+    return gap
