@@ -1,4 +1,4 @@
-"""测试共用设置：Hypothesis 配置、报错检查 ``check_error``、每张可交互图只画一次的缓存 ``rendered``。
+"""测试共用设置：Hypothesis 配置、报错检查 ``check_error``、每张可交互图只画一次的缓存 ``rendered``，以及网站测试的 fixture。
 
 默认用 "ci"（每个性质 50 个例子、不计时限）；本地想多跑可以 HYPOTHESIS_PROFILE=dev pytest。
 """
@@ -10,9 +10,11 @@ import re
 import warnings
 from dataclasses import dataclass
 from functools import cached_property
+from pathlib import Path
 
 import pytest
 from hypothesis import settings
+from site_tools import CHROMIUM_ARGS, HTML, NO_CHROMIUM, block_outside, build_site, chromium_path, serve
 
 settings.register_profile("ci", max_examples=50, deadline=None)
 settings.register_profile("dev", max_examples=300, deadline=None)
@@ -65,3 +67,50 @@ def rendered():
         return _RENDERED[name]
 
     return get
+
+
+# ---------------------------------------------------------------- 网站测试（test_site.py、test_search.py）共用
+# 构建一次网站、在本机端口上提供它、启动系统里的 Chromium、开一个拦截外部请求并记录控制台报错的标签页。
+
+@pytest.fixture(scope="session")
+def site() -> Path:
+    """构建一次网站（-W：任何警告都算失败），返回 HTML 目录。"""
+    code, log = build_site()
+    warnings = [line for line in log.splitlines() if "WARNING:" in line]
+    assert code == 0 and not warnings, "网站构建失败或有警告：\n" + "\n".join(warnings or [log[-3000:]])
+    return HTML
+
+
+@pytest.fixture(scope="session")
+def server(site):
+    with serve(site) as base:
+        yield base
+
+
+@pytest.fixture(scope="session")
+def browser():
+    path = chromium_path()
+    if path is None:
+        pytest.skip(NO_CHROMIUM + "浏览器测试已跳过。")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=path, args=CHROMIUM_ARGS)
+        yield b
+        b.close()
+
+
+@pytest.fixture
+def page(browser, server):
+    """一个新标签页：拦截一切非本站请求并记下来，记录控制台报错。测试结束时断言两者都为空。"""
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    pg = context.new_page()
+    pg.external, pg.errors = [], []
+    block_outside(pg, server, pg.external)
+    pg.on("console", lambda m: pg.errors.append(m.text) if m.type == "error" else None)
+    pg.on("pageerror", lambda e: pg.errors.append(str(e)))
+    pg.base = server
+    yield pg
+    assert not pg.external, f"页面试图访问外部地址：{pg.external}"
+    assert not pg.errors, f"浏览器控制台报错：{pg.errors}"
+    context.close()

@@ -1,14 +1,22 @@
-"""浏览器测试与基准脚本共用的小工具：在本机端口上提供构建好的网站，找到系统里的 Chromium。"""
+"""浏览器测试与基准脚本共用的小工具：构建网站（一次测试运行只建一次）、在本机端口上提供它、找到系统里的
+Chromium、在网站自己的搜索页上搜索、收集页面上的界面文字。pytest fixture 在 conftest.py。"""
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import functools
 import http.server
+import json
 import os
+import re
 import shutil
+import subprocess
+import sys
 import threading
 from pathlib import Path
+from urllib.parse import quote
+
 
 ROOT = Path(__file__).resolve().parents[1]
 HTML = ROOT / "_build" / "html"
@@ -60,3 +68,102 @@ def block_outside(page, base: str, blocked: list[str]) -> None:
         return r.abort()
 
     page.route("**/*", route)
+
+
+# ---------------------------------------------------------------- 构建：一次测试运行只建一次
+
+BUILD_STAMP = ROOT / "_build" / ".site-test-build.json"
+
+
+@contextlib.contextmanager
+def _exclusive(lock_path: Path):
+    """跨进程的互斥锁（pytest-xdist 的几个工作进程可能同时要网站）；没有 fcntl 的系统上不加锁。"""
+    lock_path.parent.mkdir(parents=True, exist_ok=True)
+    with open(lock_path, "w") as handle:
+        try:
+            import fcntl
+        except ImportError:  # Windows：测试在一个进程里跑时本来就只建一次
+            yield
+            return
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def build_site() -> tuple[int, str]:
+    """用 README 里的命令 (``python dev.py book``) 构建网站，返回 (退出码, 日志)。
+
+    同一次 pytest 运行里（包括 xdist 的各个工作进程）只真正构建一次：第一个进程构建并把结果记进
+    ``_build/.site-test-build.json``，其余进程等它建完后读这个记录。
+    """
+    run = os.environ.get("PYTEST_XDIST_TESTRUNUID") or f"pid-{os.getpid()}"
+    with _exclusive(ROOT / "_build" / ".site-test-build.lock"):
+        if BUILD_STAMP.exists():
+            record = json.loads(BUILD_STAMP.read_text(encoding="utf-8"))
+            if record["run"] == run:
+                return record["returncode"], record["log"]
+        proc = subprocess.run([sys.executable, "dev.py", "book"], cwd=ROOT, capture_output=True, text=True)
+        record = {"run": run, "returncode": proc.returncode, "log": proc.stdout + proc.stderr}
+        BUILD_STAMP.write_text(json.dumps(record, ensure_ascii=False), encoding="utf-8")
+        return record["returncode"], record["log"]
+
+
+# ---------------------------------------------------------------- 搜索
+
+def search(page, query: str) -> list[str]:
+    """在网站自己的搜索页上搜 ``query``，按显示顺序返回结果页面的文件名（不含目录和 .html），去掉重复。"""
+    page.goto(f"{page.base}/search.html?q={quote(query)}")
+    page.wait_for_function("() => (document.querySelector('#search-results p.search-summary') || {}).innerText")
+    hrefs = page.locator("#search-results ul.search li a").evaluate_all("els => els.map(e => e.getAttribute('href'))")
+    names = [Path(h.split("#")[0].split("?")[0]).stem for h in hrefs]
+    return list(dict.fromkeys(names))
+
+
+# ---------------------------------------------------------------- 界面语言
+
+LATIN_WORD = re.compile(r"[A-Za-z]{2,}")
+KEY_NAMES = {"Ctrl", "pdf", "md", "ipynb"}  # 键盘上印的键名（搜索按钮旁的 Ctrl+K）和下载菜单里的文件格式 (.pdf .md)
+
+
+def book_words() -> set[str]:
+    """本书自己用到的拉丁字母词（区分大小写）：notebook 的文字和代码、book/ 下的 Markdown、书名，
+    以及可交互图的文字（替代文字、滑块名称）所在的 transformer_lab/figures 和 widgets。
+    页面上出现、却不在这里的英文词，只可能来自主题或扩展的界面。"""
+    sources = [*(ROOT / "notebooks").glob("*.ipynb"), *(ROOT / "book").glob("*.md"),
+               *(ROOT / "transformer_lab" / "figures").glob("*.py"), *(ROOT / "transformer_lab" / "widgets").glob("*.py")]
+    config = (ROOT / "_config.yml").read_text(encoding="utf-8")
+    words = set(KEY_NAMES) | set(LATIN_WORD.findall(re.search(r"^title:(.*)$", config, re.M).group(1)))
+    for path in sources:
+        text = path.read_text(encoding="utf-8")
+        if path.suffix == ".ipynb":
+            text = "\n".join("".join(cell["source"]) for cell in json.loads(text)["cells"])
+        elif path.suffix == ".py":  # 只取字符串常量（图上的文字都在这里），不取函数名之类的代码
+            text = "\n".join(node.value for node in ast.walk(ast.parse(text))
+                             if isinstance(node, ast.Constant) and isinstance(node.value, str))
+        words.update(LATIN_WORD.findall(text))
+    return words
+
+
+# 页面上所有读者能看到或读屏软件会读出的文字：文本节点和 title / aria-label / alt / placeholder 等属性，
+# 每条是 [出处, 文字]。
+# 不算脚本、样式、公式（MathJax 排版的符号）和代码单元格的输出（那是程序打印的内容，不是界面）。
+UI_TEXT_JS = """() => {
+  const skip = "script, style, noscript, template, mjx-container, .math, .cell_output, .output";
+  const out = [];
+  const walker = document.createTreeWalker(document.documentElement, NodeFilter.SHOW_TEXT);
+  for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+    if (n.parentElement && !n.parentElement.closest(skip) && n.textContent.trim()) out.push(["文字", n.textContent.trim()]);
+  }
+  const attrs = ["title", "aria-label", "alt", "placeholder", "data-bs-title", "aria-description", "value"];
+  for (const el of document.querySelectorAll("*")) {
+    if (el.closest(skip)) continue;
+    for (const a of attrs) {
+      if (a === "value" && !(el.tagName === "INPUT" && ["button", "submit", "reset"].includes(el.type))) continue;
+      const v = el.getAttribute(a);
+      if (v && v.trim()) out.push([a, v.trim()]);
+    }
+  }
+  return out;
+}"""

@@ -1,29 +1,23 @@
-"""网站测试：构建（零警告）、离线（不请求任何外部地址）、控制台无报错、滑块能拖、中文搜索能搜到。
+"""网站测试：构建（零警告）、离线（不请求任何外部地址）、控制台无报错、滑块能拖、界面全是中文、
+axe-core 无障碍检查零违规、只用键盘就能操作每个滑块和小测验。中文搜索的测试在 test_search.py。
 
 浏览器测试用 Playwright 驱动系统里的 Chromium（不下载浏览器）；找不到 Chromium 时跳过并说明怎么装。
+构建和浏览器的 fixture 在 conftest.py（两个测试文件共用，一次测试运行只构建一次）。
 """
 
 from __future__ import annotations
 
 import json
 import re
-import subprocess
-import sys
 from pathlib import Path
 
-import pytest
-
-from site_tools import CHROMIUM_ARGS, HTML, NO_CHROMIUM, ROOT, block_outside, chromium_path, pages, serve
+from site_tools import HTML, LATIN_WORD, ROOT, UI_TEXT_JS, book_words, pages
 
 
-@pytest.fixture(scope="session")
-def site() -> Path:
-    """用 README 里的命令构建一次网站（-W：任何警告都算失败），返回 HTML 目录。"""
-    proc = subprocess.run([sys.executable, "dev.py", "book"], cwd=ROOT, capture_output=True, text=True)
-    log = proc.stdout + proc.stderr
-    warnings = [line for line in log.splitlines() if "WARNING:" in line]
-    assert proc.returncode == 0 and not warnings, "网站构建失败或有警告：\n" + "\n".join(warnings or [log[-3000:]])
-    return HTML
+
+def all_pages(site_dir: Path = HTML) -> list[Path]:
+    """读者能打开的每一页：正文页，加上搜索页和索引页（index.html 只是跳转页）。"""
+    return pages(site_dir) + [site_dir / "search.html", site_dir / "genindex.html"]
 
 
 def test_every_toc_entry_has_a_page(site):
@@ -57,41 +51,6 @@ def test_explorable_frames_are_served_as_site_files(site):
 
 
 # ---------------------------------------------------------------- 浏览器测试
-
-@pytest.fixture(scope="session")
-def server(site):
-    with serve(site) as base:
-        yield base
-
-
-@pytest.fixture(scope="session")
-def browser():
-    path = chromium_path()
-    if path is None:
-        pytest.skip(NO_CHROMIUM + "浏览器测试已跳过。")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=path, args=CHROMIUM_ARGS)
-        yield b
-        b.close()
-
-
-@pytest.fixture
-def page(browser, server):
-    """一个新标签页：拦截一切非本站请求并记下来，记录控制台报错。测试结束时断言两者都为空。"""
-    context = browser.new_context(viewport={"width": 1280, "height": 900})
-    pg = context.new_page()
-    pg.external, pg.errors = [], []
-    block_outside(pg, server, pg.external)
-    pg.on("console", lambda m: pg.errors.append(m.text) if m.type == "error" else None)
-    pg.on("pageerror", lambda e: pg.errors.append(str(e)))
-    pg.base = server
-    yield pg
-    assert not pg.external, f"页面试图访问外部地址：{pg.external}"
-    assert not pg.errors, f"浏览器控制台报错：{pg.errors}"
-    context.close()
-
 
 def test_every_page_loads_offline_without_console_errors(site, page):
     for path in pages(site):
@@ -147,14 +106,129 @@ def test_every_explorable_responds_to_keyboard_and_mouse(site, page):
     assert found > 0, "网站上一个可交互图也没有找到"
 
 
-@pytest.mark.parametrize("word, expected_page", [
-    ("注意力", "04_four_steps"),
-    ("多头注意力", "04_four_steps"),
-    ("位置编码", "preface"),
-    ("查询", "04_four_steps"),
-])
-def test_chinese_search(site, page, word, expected_page):
-    page.goto(f"{page.base}/search.html?q={word}")
-    page.wait_for_selector("#search-results ul.search li", timeout=15000)
-    hrefs = page.locator("#search-results ul.search li a").evaluate_all("els => els.map(e => e.href)")
-    assert any(expected_page in h for h in hrefs), f"搜索 {word} 没有找到 {expected_page}：{hrefs}"
+# ---------------------------------------------------------------- 中文界面、无障碍、只用键盘
+
+def _open(page, site, path: Path) -> None:
+    """打开一页并等它加载完；搜索页带上一个查询，让结果列表和摘要也在页面上。"""
+    query = "?q=%E6%B3%A8%E6%84%8F%E5%8A%9B" if path.name == "search.html" else ""  # 注意力
+    page.goto(f"{page.base}/{path.relative_to(site).as_posix()}{query}")
+    page.wait_for_load_state("networkidle")
+    if query:
+        page.wait_for_function("() => (document.querySelector('#search-results p.search-summary') || {}).innerText")
+
+
+def test_every_page_declares_simplified_chinese(site):
+    for path in all_pages(site):
+        head = path.read_text(encoding="utf-8")[:1000]
+        assert re.search(r'<html\b[^>]*\blang="zh-CN"', head), f"{path.name} 的 <html> 没有 lang=\"zh-CN\""
+
+
+def test_ui_word_list_does_not_excuse_theme_strings():
+    """“本书自己的词”里不能混进主题界面的英文词，否则下面的检查就形同虚设。"""
+    ui_words = {"Toggle", "Link", "Color", "Settings", "Search", "Print", "Copy", "Download", "Fullscreen",
+                "Contents", "Skip", "Back", "Click", "Show", "Hide", "Main", "Page", "previous", "next"}
+    assert not ui_words & book_words()
+
+
+def test_no_page_shows_an_english_ui_string(site, page):
+    """页面上（文字和 title / aria-label / alt / placeholder 等属性，包括隐藏的菜单和提示）出现的英文词，
+    都必须是本书自己用到的词（RNN、Transformer、softmax、代码里的名字……）；主题和扩展的界面字符串
+    必须是中文（大陆用语）。"""
+    allowed = book_words()
+    english = {}
+    for path in all_pages(site):
+        _open(page, site, path)
+        for where, text in page.evaluate(UI_TEXT_JS):
+            words = sorted(set(LATIN_WORD.findall(text)) - allowed)
+            if words:
+                english.setdefault(path.name, []).append(f"{where} {text[:60]!r}: {words}")
+    assert not english, "页面上有英文界面字符串：\n" + "\n".join(f"{k}: {v}" for k, v in english.items())
+
+
+def test_theme_strings_use_mainland_wording(site):
+    """主题自带的 zh_CN 译文里的台湾用语被本书的目录盖掉了。"""
+    text = (site / "notebooks" / "03_qkv.html").read_text(encoding="utf-8")
+    for wrong, right in (("列印", "打印成 PDF"), ("Toggle primary sidebar", "切换侧边栏"), ("Color mode", "颜色模式"),
+                         ("Link to this heading", "链接到此标题"), ("System Settings", "跟随系统设置")):
+        assert wrong not in text and right in text, (wrong, right)
+
+
+def test_axe_finds_no_accessibility_violations_on_any_page(site, page):
+    """axe-core（axe-playwright-python 自带的 axe.min.js，不联网）检查每一页：任何级别的违规都不允许。"""
+    from axe_playwright_python.sync_playwright import Axe
+
+    axe = Axe()
+    # axe 为检查样式表会重新取一遍 CSS，却把主题 theme.css 里的 @import "../basic.css" 按页面的地址而不是
+    # 样式表的地址解析（浏览器自己解析得对），于是请求一个不存在的 /basic.css。把这个请求交给真正的文件。
+    basic_css = (site / "_static" / "basic.css").read_text(encoding="utf-8")
+    page.route(re.compile(r".*/basic\.css$"), lambda r: r.continue_() if "/_static/basic.css" in r.request.url
+               else r.fulfill(status=200, content_type="text/css", body=basic_css))
+    violations = {}
+    for path in all_pages(site):
+        _open(page, site, path)
+        for v in axe.run(page).response["violations"]:
+            nodes = [n["html"][:120] for n in v["nodes"][:3]]
+            violations.setdefault(path.name, []).append(f"{v['id']} ({v['impact']}): {v['help']} {nodes}")
+    assert not violations, "axe 报告了无障碍问题：\n" + "\n".join(f"{k}: {v}" for k, v in violations.items())
+
+
+MARK_TARGETS_JS = """() => {
+  const targets = [...document.querySelectorAll(".tlx input.tlx-range, details > summary")];
+  targets.forEach((el, i) => el.dataset.kbd = String(i));
+  return targets.length;
+}"""
+
+
+def _tab_through(page, count: int, limit: int = 1500) -> list[int]:
+    """从页面开头一直按 Tab，记下依次拿到焦点的目标（滑块、小测验的题目）的编号，直到全部经过或焦点回到开头。"""
+    page.evaluate("() => { document.activeElement && document.activeElement.blur(); window.scrollTo(0, 0); }")
+    order, first = [], None
+    for _ in range(limit):
+        page.keyboard.press("Tab")
+        here = page.evaluate("() => { const e = document.activeElement; "
+                             "return [e ? e.outerHTML.slice(0, 80) : '', e && e.dataset.kbd !== undefined ? +e.dataset.kbd : -1]; }")
+        if first is None:
+            first = here[0]
+        elif here[0] == first:
+            break
+        if here[1] >= 0 and here[1] not in order:
+            order.append(here[1])
+            if len(order) == count:
+                break
+    return order
+
+
+def test_every_slider_and_quiz_works_with_the_keyboard_alone(site, page):
+    """不用鼠标：每个滑块和每道小测验都能用 Tab 走到；滑块用 Home / End / ← → 换帧，题目用 Enter 展开答案。"""
+    sliders = quizzes = 0
+    for path in pages(site):
+        _open(page, site, path)
+        count = page.evaluate(MARK_TARGETS_JS)
+        reached = _tab_through(page, count)
+        assert sorted(reached) == list(range(count)), f"{path.name}：Tab 走不到第 {sorted(set(range(count)) - set(reached))} 个控件"
+        for i in reached:
+            target = page.locator(f'[data-kbd="{i}"]')
+            target.focus()  # 回到这个控件（上面的 Tab 已证明它在键盘顺序里）
+            if target.evaluate("e => e.tagName") == "SUMMARY":
+                quizzes += 1
+                details = target.locator("xpath=..")
+                assert not details.evaluate("d => d.open")
+                page.keyboard.press("Enter")
+                assert details.evaluate("d => d.open"), f"{path.name}：Enter 打不开小测验的答案"
+                assert details.locator("> :not(summary)").first.is_visible()
+                page.keyboard.press("Enter")
+                assert not details.evaluate("d => d.open")
+                continue
+            sliders += 1
+            root = target.locator("xpath=ancestor::*[contains(concat(' ', @class, ' '), ' tlx ')][1]")
+            top = target.get_attribute("max")
+            frame = lambda: (root.get_attribute("data-frame"), root.locator("img").get_attribute("src"))  # noqa: E731
+            page.keyboard.press("Home")
+            low = frame()
+            assert target.input_value() == target.get_attribute("min")
+            page.keyboard.press("End")
+            high = frame()
+            assert target.input_value() == top and high != low, f"{path.name}：Home / End 没有换帧"
+            page.keyboard.press("ArrowLeft")
+            assert int(target.input_value()) == int(top) - 1
+    assert sliders > 0 and quizzes > 0, (sliders, quizzes)
