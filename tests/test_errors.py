@@ -376,6 +376,14 @@ ERROR_CASES = [
      r"predictions 必须是有 1 到 6 项的字典"),
     ("readout-nan", call(lambda: tl.explore.readout_scatter(np.ones(3), {"a": np.array([1, np.nan, 1])}, {"a": 0.1},
                                                             "t")), VE, r"prediction 含有 NaN"),
+    # ---------------------------------------------------------------- 第 5、7、8 章的 core 函数：溢出也要有话直说
+    ("tiled-overflow-1e200", call(tl.tiled_attention, np.full((2, 2), 1e200), np.full((2, 2), 1e200), np.ones((2, 1))),
+     VE, r"分块注意力的输出.*溢出"),
+    ("linear_bw-overflow", call(tl.linear_backward, np.full((2, 2), 1e200), np.full((2, 2), 1e200),
+                                np.full((2, 2), 1e200)), VE, r"梯度 grad_x 溢出"),
+    ("ffn-overflow", call(tl.feed_forward, np.full((1, 2), 1e200), np.full((2, 2), 1e200), np.zeros(2), np.eye(2),
+                          np.zeros(2)), VE, r"前馈网络的输出.*溢出"),
+    ("ce-overflow", call(tl.cross_entropy, np.array([[1e308, -1e308]]), np.array([1])), VE, r"交叉熵损失 溢出.*低了超过"),
 ]
 
 

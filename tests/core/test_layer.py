@@ -6,6 +6,7 @@
 """
 
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -422,3 +423,24 @@ ERROR_CASES = [
 @pytest.mark.parametrize("case_id, fn, exc, pattern", [pytest.param(*c, id=c[0]) for c in ERROR_CASES])
 def test_bad_input_raises_clear_chinese_error(case_id, fn, exc, pattern):
     check_error(fn, exc, pattern)  # 恰好是这个异常类型、信息匹配正则、而且是中文
+
+
+# ---------------------------------------------------------------- 极端的量级：有限输入给出有限、正确的结果（issue 8）
+
+
+@given(st.floats(min_value=-140, max_value=300))
+def test_layer_norm_is_scale_free_at_every_magnitude(power):
+    """LayerNorm 只看形状不看大小：把一行乘上 10^power，结果不变，也不发警告。
+
+    power >= -140 时方差 (≥ 1e-280) 比 ε = 1e-300 大 1e20 倍，ε 可以忽略；更小的输入里 ε 本来就该起作用。"""
+    x = np.array([[3.0, -1.0, 0.5, 2.0]])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        big = layer_norm(x * 10.0**power, np.ones(4), np.zeros(4), eps=1e-300)
+    np.testing.assert_allclose(big, layer_norm(x, np.ones(4), np.zeros(4), eps=1e-300), rtol=1e-12, atol=1e-12)
+
+
+def test_cross_entropy_of_logits_1e308_apart_is_exact():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert cross_entropy(np.array([[1e308, -1e308]]), np.array([0])) == 0.0  # 正确答案独得全部概率

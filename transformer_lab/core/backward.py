@@ -145,7 +145,10 @@ def linear_backward(
     check.check_shape(w, "w", (x.shape[-1], None), f"（w 的行数必须等于 x 的最后一维 {x.shape[-1]}）")
     grad_y = check.as_real_array(grad_y, "grad_y")
     check.check_shape(grad_y, "grad_y", x.shape[:-1] + (w.shape[1],), "（grad_y 必须与前向输出 y = x @ w 同形状）")
-    return _linear_grads(x, w, grad_y)
+    with np.errstate(over="ignore", invalid="ignore"):
+        grads = _linear_grads(x, w, grad_y)
+    return tuple(check.finite_result(g, f"梯度 {n}", check.OVERFLOW_HINT)
+                 for g, n in zip(grads, ("grad_x", "grad_w", "grad_b")))
 
 
 def _linear_grads(x, w, grad_y):

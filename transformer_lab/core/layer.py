@@ -25,10 +25,18 @@ PARAM_KEYS = ("w_q", "w_k", "w_v", "w_o", "b_q", "b_k", "b_v", "b_o",
 
 
 def _normalize(x, eps):
-    """(x - μ) / √(σ² + ε) 以及 1 / √(σ² + ε)（不做检查；反向传播也用它）。"""
-    centered = x - x.mean(axis=-1, keepdims=True)  # (..., D)
-    inv_std = 1.0 / np.sqrt((centered**2).mean(axis=-1, keepdims=True) + eps)  # (..., 1)
-    return centered * inv_std, inv_std  # (..., D), (..., 1)
+    """(x - μ) / √(σ² + ε) 以及 1 / √(σ² + ε)（不做检查；反向传播也用它）。
+
+    先把每一行除以它的最大绝对值 s（结果不变：分子分母同除以 s），平方与求和就不会溢出，
+    例如 [1e300, -1e300, 0, 1] 也能算出有限的正确结果。
+    """
+    s = np.max(np.abs(x), axis=-1, keepdims=True)  # (..., 1)
+    s = np.where(s > 0, s, 1)  # 全是 0 的行：s = 1，结果是 0
+    y = x / s  # (..., D)，每个数都在 [-1, 1] 里
+    centered = y - y.mean(axis=-1, keepdims=True)  # (..., D)
+    with np.errstate(over="ignore"):  # s 极小时 ε/s² 溢出成 inf：那一行的结果本来就 ≈ 0
+        inv_std_y = 1.0 / np.sqrt((centered**2).mean(axis=-1, keepdims=True) + (eps / s) / s)  # (..., 1)
+    return centered * inv_std_y, inv_std_y / s  # (..., D), (..., 1)
 
 
 def _ln(x, gamma, beta, eps):
@@ -82,8 +90,10 @@ def layer_norm(x: np.ndarray, gamma: np.ndarray, beta: np.ndarray, eps: float = 
 
 
 def _feed_forward(x, w_1, b_1, w_2, b_2):
-    hidden = np.maximum(x @ w_1 + b_1, 0)  # (..., d_ff)  ReLU
-    return hidden @ w_2 + b_2  # (..., D)
+    with np.errstate(over="ignore", invalid="ignore"):
+        hidden = np.maximum(x @ w_1 + b_1, 0)  # (..., d_ff)  ReLU
+        out = hidden @ w_2 + b_2  # (..., D)
+    return check.finite_result(out, "前馈网络的输出 max(0, x W_1 + b_1) W_2 + b_2", check.OVERFLOW_HINT)
 
 
 def feed_forward(x: np.ndarray, w_1: np.ndarray, b_1: np.ndarray, w_2: np.ndarray, b_2: np.ndarray) -> np.ndarray:

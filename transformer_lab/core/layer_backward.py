@@ -189,7 +189,8 @@ def _check_ce(logits, targets):
 
 
 def _log_softmax(logits):
-    shifted = logits - logits.max(axis=-1, keepdims=True)  # (..., V)  减最大值：不会溢出
+    with np.errstate(over="ignore"):  # 相差超过 ~1.8e308 的打分：差值溢出成 -inf，概率 e^-inf = 0 正是对的
+        shifted = logits - logits.max(axis=-1, keepdims=True)  # (..., V)  减最大值：e^x 不会溢出
     return shifted - np.log(np.exp(shifted).sum(axis=-1, keepdims=True))  # (..., V)
 
 
@@ -227,7 +228,8 @@ def cross_entropy(logits: np.ndarray, targets: np.ndarray) -> np.floating:
     logits, targets = _check_ce(logits, targets)
     log_p = _log_softmax(logits)  # (..., V)
     picked = np.take_along_axis(log_p, targets[..., None], axis=-1)  # (..., 1)
-    return -picked.mean()  # ()
+    loss = -picked.mean() + 0.0  # ()；+ 0.0 把 -0.0 变成 0.0
+    return check.finite_result(loss, "交叉熵损失", "正确答案的打分比最高分低了超过 1.8e308，-log 概率无法表示。")
 
 
 def cross_entropy_backward(logits: np.ndarray, targets: np.ndarray) -> np.ndarray:

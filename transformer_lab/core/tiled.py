@@ -215,4 +215,6 @@ def tiled_attention(
     causal = check.boolean(causal, "causal")
     if causal:
         _check_causal_rows(mask, q.shape[-2], k.shape[-2])
-    return _tiled(q, k, v, mask, scale, causal, block_size)  # (..., T, d_v)
+    with np.errstate(over="ignore", invalid="ignore"):  # 分数溢出时下面统一报错，不让 NumPy 发警告
+        out = _tiled(q, k, v, mask, scale, causal, block_size)  # (..., T, d_v)
+    return check.finite_result(out, "分块注意力的输出（分数 q·kᵀ × scale 或加权求和）", check.OVERFLOW_HINT)
