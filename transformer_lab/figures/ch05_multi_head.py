@@ -36,12 +36,13 @@ def _columns(D, T):
 class _ShapeTracerView:
     """一句话（4 个词）走过多头注意力：每个数组一张缩略图，下面写着它的形状。数组都画成"转置"的：D 方向朝下。"""
 
-    def __init__(self, fig, axes, trace_fn):
+    def __init__(self, fig, axes, traces):
         ax = axes[0]
+        ax.set_autoscale_on(False)  # 坐标范围固定（下面 set_xlim/set_ylim），挪动图片时不必重算范围
         ax.set_xticks([]), ax.set_yticks([])  # 不要刻度和边框（不用 set_axis_off：局部重画会照样画出边框）
         for spine in ax.spines.values():
             spine.set_visible(False)
-        self.ax, self.trace_fn = ax, trace_fn
+        self.ax, self.traces = ax, traces  # (D, H) -> shape_trace 的结果，工厂里一次算好
         names = ["X", "Q", "K", "V", "concat", "W_O", "out"]
         self.images = {n: ax.imshow(np.zeros((2, 2)), cmap=CMAP, interpolation="nearest") for n in names}
         self.weights = [ax.imshow(np.zeros((2, 2)), cmap=CMAP, vmin=0, vmax=1, interpolation="nearest")
@@ -57,7 +58,7 @@ class _ShapeTracerView:
 
     def update(self, D, H):
         D, H = int(D), int(H)
-        tr = self.trace_fn(D, H)
+        tr = self.traces[D, H]
         T, d_k = tr["X"].shape[0], D // H
         left, widths, total = _columns(D, T)
         # 坐标范围固定不变（局部重画要求背景不变），换 D 时把整张排版等比放大到同样大小
@@ -70,8 +71,8 @@ class _ShapeTracerView:
             self._place(img, a, left[name], 0, f)
         for h in range(MAX_HEADS):
             top = h * d_k
-            for img in (self.weights[h], self.heads[h]):  # 用不到的头挪到画面外（不用 set_visible：局部重画只认可见的图元）
-                img.set_extent((-1e4, -1e4 + 1, 1, 0))
+            for img in (self.weights[h], self.heads[h]):  # 用不到的头隐藏起来（隐藏的图元不画，省时间）
+                img.set_visible(h < H)
             if h < H:
                 self._place(self.weights[h], tr["weights"][h], left["weights"], top, f, fixed=True,
                             height=min(T, d_k - 0.4 * (H > 1)))  # 缩略图：压进这个头的那一段
@@ -107,7 +108,6 @@ class _ShapeTracerView:
             img.set_clim(-m, m)
 
 
-@lru_cache(maxsize=None)
 def _trace(D: int, H: int, seed: int) -> dict:
     rng = np.random.default_rng(seed + D)  # 同一个 D 下，换 H 时 X 和四个权重矩阵都不变
     x = rng.normal(size=(len(TRACE_TOKENS), D))
@@ -122,7 +122,7 @@ def head_shape_tracer(seed: int = 0) -> Explorable:
     """
     return Explorable(
         view=_ShapeTracerView,
-        data={"trace_fn": lambda D, H: _trace(D, H, seed)},
+        data={"traces": {(D, H): _trace(D, H, seed) for D in D_GRID for H in H_GRID}},
         sliders=[Slider("D", D_GRID, label="D (d_model)", default=16), Slider("H", H_GRID, label="头数 H", default=2)],
         title="多头注意力的形状追踪器（示例数字随机，不是训练出来的）",
         alt="D = {D}、H = {H} 时，一句 4 个词的话经过多头注意力的每个数组及其形状：X、Q、K、V、"

@@ -327,7 +327,8 @@ def _blit_order(fig, listed: tuple) -> tuple:
     chosen = {id(a) for a in listed}
     order = []
     for ax in fig.axes:
-        children = [a for a in ax.get_children() if a is not ax.patch and a.get_visible() and not _outside(a)]
+        children = [a for a in ax.get_children()  # 列出的图元一律算上（可能此刻隐藏、之后才显示）
+                    if a is not ax.patch and (id(a) in chosen or (a.get_visible() and not _outside(a)))]
         children = sorted(children, key=lambda a: a.get_zorder())  # sorted 是稳定的：同 zorder 保持加入顺序
         first = next((i for i, a in enumerate(children) if id(a) in chosen), None)
         if first is not None:
