@@ -202,3 +202,49 @@ def test_ndarray_subclasses_are_converted(make):
     for got, want in [(tl.softmax(x), tl.softmax(plain)), (sdpa(x, x, x)[0], sdpa(plain, plain, plain)[0])]:
         assert type(got) is np.ndarray
         np.testing.assert_array_equal(got, want)
+
+
+# ---------------------------------------------------------------- 第 5、7、8 章的 core 函数：同一条规则
+
+
+@given(DTYPES.flatmap(lambda dt: st.tuples(any_magnitude((5, 4), dt), any_magnitude((7, 4), dt),
+                                           any_magnitude((7, 3), dt))), st.sampled_from([1, 3, 128]),
+       st.booleans())
+def test_tiled_attention_any_magnitude(qkv_, block_size, causal):
+    q, k, v = qkv_
+    out = finite_or_overflow_error(tl.tiled_attention, q, k, v, block_size=block_size, causal=causal)
+    if out is not None:  # 加权平均：落在 v 每一列的取值范围里（留出舍入误差；边界本身可能接近浮点上限）
+        lo, hi = v.min(axis=0), v.max(axis=0)
+        with np.errstate(over="ignore"):
+            assert np.all((out >= lo) | np.isclose(out, lo, rtol=1e-5, atol=1e-300))
+            assert np.all((out <= hi) | np.isclose(out, hi, rtol=1e-5, atol=1e-300))
+
+
+@given(DTYPES.flatmap(lambda dt: st.tuples(any_magnitude((3, 4), dt), any_magnitude((4, 2), dt),
+                                           any_magnitude((3, 2), dt))))
+def test_linear_backward_any_magnitude(args):
+    finite_or_overflow_error(tl.linear_backward, *args)
+
+
+@given(DTYPES.flatmap(lambda dt: st.tuples(any_magnitude((3, 4), dt), any_magnitude((4, 6), dt),
+                                           any_magnitude((6, 4), dt))))
+def test_feed_forward_any_magnitude(args):
+    x, w_1, w_2 = args
+    finite_or_overflow_error(tl.feed_forward, x, w_1, np.zeros(6, x.dtype), w_2, np.zeros(4, x.dtype))
+
+
+@given(DTYPES.flatmap(lambda dt: any_magnitude((3, 5), dt)))
+def test_layer_norm_any_magnitude(x):
+    out = finite_or_overflow_error(tl.layer_norm, x, np.ones(5, x.dtype), np.zeros(5, x.dtype))
+    assert out is not None, "LayerNorm 先按每行的最大绝对值缩放，不该溢出"
+    assert np.all(np.abs(out) <= np.sqrt(5) + 1e-3)  # 标准化后每个数的绝对值不超过 √(D-1) < √D
+
+
+@given(DTYPES.flatmap(lambda dt: any_magnitude((3, 6), dt)), st.lists(st.integers(0, 5), min_size=3, max_size=3))
+def test_cross_entropy_any_magnitude(logits, targets):
+    targets = np.array(targets)
+    loss = finite_or_overflow_error(tl.cross_entropy, logits, targets)
+    if loss is not None:
+        assert loss >= 0
+    grad = finite_or_overflow_error(tl.cross_entropy_backward, logits, targets)
+    assert grad is not None  # softmax − onehot 永远在 [-1, 1] 里

@@ -34,9 +34,13 @@ def _normalize(x, eps):
     s = np.where(s > 0, s, 1)  # 全是 0 的行：s = 1，结果是 0
     y = x / s  # (..., D)，每个数都在 [-1, 1] 里
     centered = y - y.mean(axis=-1, keepdims=True)  # (..., D)
-    with np.errstate(over="ignore"):  # s 极小时 ε/s² 溢出成 inf：那一行的结果本来就 ≈ 0
-        inv_std_y = 1.0 / np.sqrt((centered**2).mean(axis=-1, keepdims=True) + (eps / s) / s)  # (..., 1)
-    return centered * inv_std_y, inv_std_y / s  # (..., D), (..., 1)
+    var = (centered**2).mean(axis=-1, keepdims=True)  # (..., 1)，单位是 s²
+    with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+        d = np.sqrt(var + (eps / s) / s)  # (..., 1) = √(σ² + ε) / s；s 极小时溢出成 inf，极大时 ε/s² 下溢成 0
+        x_hat = np.where(d > 0, centered / d, 0)  # d = 0：整行都一样 (σ = 0) 且 ε 可忽略，标准化后是 0
+        ok = np.isfinite(d) & (d > 0)
+        inv_std = np.where(ok, 1 / (s * d), np.asarray(eps, x.dtype) ** -0.5)  # 1 / √(σ² + ε)；d 不可用时 σ² 相对 ε 可忽略
+    return x_hat, inv_std  # (..., D), (..., 1)
 
 
 def _ln(x, gamma, beta, eps):
