@@ -228,7 +228,7 @@ def cross_entropy(logits: np.ndarray, targets: np.ndarray) -> np.floating:
     logits, targets = _check_ce(logits, targets)
     log_p = _log_softmax(logits)  # (..., V)
     picked = np.take_along_axis(log_p, targets[..., None], axis=-1)  # (..., 1)
-    loss = -picked.mean() + 0.0  # ()；+ 0.0 把 -0.0 变成 0.0
+    loss = -(picked / picked.size).sum() + 0.0  # ()；先除以 N 再求和：每项都很大时和也不会溢出；+ 0.0 把 -0.0 变成 0.0
     return check.finite_result(loss, "交叉熵损失", "正确答案的打分比最高分低了超过 1.8e308，-log 概率无法表示。")
 
 
