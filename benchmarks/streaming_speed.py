@@ -22,7 +22,6 @@ import inspect  # noqa: E402
 import platform  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
-import tracemalloc  # noqa: E402
 
 import numpy as np  # noqa: E402
 
@@ -30,6 +29,7 @@ from transformer_lab.core.attention import causal_mask, scaled_dot_product_atten
 from transformer_lab.core.kv_cache import KVCache, decode_multiply_adds  # noqa: E402
 from transformer_lab.core.multihead import split_heads  # noqa: E402
 from transformer_lab.core.tiled import tiled_attention  # noqa: E402
+from transformer_lab.lessons.timing import peak_bytes  # noqa: E402  同一把尺子：第 7 章正文也用它
 
 REPEAT = 5
 
@@ -43,14 +43,6 @@ def best_time(fn, repeat=REPEAT):
     return min(times)
 
 
-def peak_bytes(fn):
-    tracemalloc.start()
-    try:
-        base = tracemalloc.get_traced_memory()[0]
-        fn()
-        return tracemalloc.get_traced_memory()[1] - base
-    finally:
-        tracemalloc.stop()
 
 
 def torch_sdpa():

@@ -24,7 +24,7 @@ from ..core.attention import scaled_dot_product_attention
 from ..core.rnn import orthogonal_recurrent_weights, rnn_forward
 from ..core.tiled import tiled_attention
 
-__all__ = ["time_rnn_vs_attention", "measure_scaling", "loglog_slope"]
+__all__ = ["time_rnn_vs_attention", "measure_scaling", "loglog_slope", "peak_bytes"]
 
 _ONE_THREAD = {name: "1" for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS",
                                       "VECLIB_MAXIMUM_THREADS", "NUMEXPR_NUM_THREADS")}
@@ -115,7 +115,7 @@ def _run_alone(task: str, kwargs: dict) -> dict:
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
-def _peak_bytes(fn) -> int:
+def peak_bytes(fn) -> int:
     """``fn()`` 运行期间比运行前多占的内存峰值（字节，tracemalloc；NumPy 数组会报告给它）。"""
     tracemalloc.start()
     try:
@@ -138,7 +138,7 @@ def _scaling_here(lengths: list[int], d: int, seed: int, repeat: int) -> dict[st
                 "tiled": lambda: tiled_attention(x, x, x), "rnn": lambda: rnn_forward(x, w_xh, w_hh)}
         for kind, fn in runs.items():
             out[f"{kind}_seconds"].append(_best_time(fn, repeat))
-            out[f"{kind}_bytes"].append(float(_peak_bytes(fn)))
+            out[f"{kind}_bytes"].append(float(peak_bytes(fn)))
     return out
 
 
