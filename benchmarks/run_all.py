@@ -9,6 +9,6 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 
 if __name__ == "__main__":
-    for script in ("live_latency.py", "site_benchmarks.py"):
+    for script in ("live_latency.py", "training_speed.py", "site_benchmarks.py"):
         print(f"\n## {script}\n", flush=True)
         runpy.run_path(str(HERE / script), run_name="__main__")

@@ -47,6 +47,10 @@ FRAME_BUDGET = {
     "rope_scores": 35,
     "cost_calculator": 40,
     "memory_calculator": 40,
+    "layer_norm_steps": 27,
+    "layer_walkthrough": 7,
+    "depth_gradients": 15,
+    "reversal_training": 42,
 }
 
 

@@ -228,6 +228,16 @@ def _check_params(params: object, D: int) -> dict[str, np.ndarray]:
     return checked
 
 
+def _check_layer(x, params, num_heads, norm_first, eps):
+    """encoder_layer 与 encoder_layer_backward 共用的检查（mask 由多头注意力检查）。"""
+    x = check.as_real_array(x, "x", min_ndim=2)
+    num_heads = check.positive_int(num_heads, "num_heads")
+    if x.shape[-1] % num_heads:
+        raise ValueError(f"x 的最后一维 d_model={x.shape[-1]} 必须能被 num_heads={num_heads} 整除（例如 512 = 8 × 64）。")
+    p = _check_params(params, x.shape[-1])
+    return x, p, num_heads, check.boolean(norm_first, "norm_first"), check.positive_real(eps, "eps")
+
+
 def encoder_layer(
     x: np.ndarray,
     params: Mapping[str, np.ndarray],
@@ -282,13 +292,7 @@ def encoder_layer(
     >>> np.allclose(out.mean(axis=-1), 0)                           # post-LN：最后一步是 LayerNorm (γ=1, β=0)
     True
     """
-    x = check.as_real_array(x, "x", min_ndim=2)
-    num_heads = check.positive_int(num_heads, "num_heads")
-    if x.shape[-1] % num_heads:
-        raise ValueError(f"x 的最后一维 d_model={x.shape[-1]} 必须能被 num_heads={num_heads} 整除（例如 512 = 8 × 64）。")
-    p = _check_params(params, x.shape[-1])
-    norm_first = check.boolean(norm_first, "norm_first")
-    eps = check.positive_real(eps, "eps")
+    x, p, num_heads, norm_first, eps = _check_layer(x, params, num_heads, norm_first, eps)
     g1, b1, g2, b2 = p["ln1_gamma"], p["ln1_beta"], p["ln2_gamma"], p["ln2_beta"]
     attn_in = _ln(x, g1, b1, eps) if norm_first else x  # (..., T, D)
     a, weights = multi_head_attention(attn_in, p["w_q"], p["w_k"], p["w_v"], p["w_o"], num_heads, mask=mask,

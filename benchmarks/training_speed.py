@@ -1,0 +1,61 @@
+"""第 8 章小 Transformer 的训练速度：一步训练 / 同一批数据的一次前向（同一次运行里测，打印比值；目标 ≤ 4×），
+以及本章每一次训练（有位置编码、去掉位置编码各一次）的用时（目标 ≤ 20 s，单核）。
+
+    python benchmarks/training_speed.py
+
+一步训练 = 前向 + 交叉熵 + 全部反向（encoder_layer_backward 重算前向的中间结果，没有缓存）+ Adam 更新。
+一次前向 = 嵌入 + 位置编码 + 一层编码器 + 输出层 + 交叉熵。批次 64 串，每串 6 个符号，D = 32，d_ff = 64，H = 1。
+"""
+
+import os
+
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # 单核：目标就是单核上的用时
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+import statistics  # noqa: E402
+import time  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+from transformer_lab.core.layer_backward import cross_entropy  # noqa: E402
+from transformer_lab.lessons import tiny_transformer as tt  # noqa: E402
+
+REPEATS = 200
+
+
+def seconds(fn):
+    """本进程用掉的 CPU 时间（不是墙上时钟）：机器被别的程序占着时，墙上时钟会把"排队等 CPU"也算进来，
+    而且越长的任务被打断得越多，比值会失真。BLAS 已设成单线程，CPU 时间就是单核上的用时。"""
+    start = time.process_time()
+    fn()
+    return time.process_time() - start
+
+
+def main():
+    rng = np.random.default_rng(0)
+    params = tt.init_model(rng)
+    batch = tt.reversal_task(64, rng)
+    tokens, targets = batch["tokens"], batch["targets"]
+
+    def forward():
+        return cross_entropy(tt.forward(params, tokens)[0], targets)
+
+    def train_step():
+        _, grads = tt.loss_and_grads(params, tokens, targets)
+        return tt.adam(params, grads, {}, 3e-3)
+
+    forward(), train_step()  # 预热
+    times = [(seconds(forward), seconds(train_step)) for _ in range(REPEATS)]  # 交替测：负载变化对两者一样
+    f, s = (statistics.median(t) for t in zip(*times))
+    print(f"一次前向 {f * 1e3:6.2f} ms   一步训练 {s * 1e3:6.2f} ms   一步训练/一次前向 = {s / f:.2f}×（目标 ≤ 4×）")
+
+    for use_pe in (True, False):
+        wall, cpu = time.perf_counter(), time.process_time()
+        tt.train(np.random.default_rng(0), steps=600, checkpoint_every=30, use_pe=use_pe)
+        cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
+        print(f"训练 600 步（{'有' if use_pe else '去掉'}位置编码，含每 30 步在 1000 道考题上的评估）："
+              f"CPU {cpu:.1f} s，墙上时钟 {wall:.1f} s（目标 ≤ 20 s）")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,276 @@
+"""第 8 章的可交互图：一句话走过一整层、叠很多层时梯度和"笔记"怎样了、从零训练一个倒序 Transformer。"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import numpy as np
+
+from ..core.layer import layer_norm
+from ..lessons.deep_stack import MODES, stack_profile
+from ..lessons.layer_story import STAGES, story_steps
+from ..lessons.tiny_transformer import SYMBOLS, train
+from ..lessons.toy_lexicon import FEATURES
+from ..plot.figure import CMAP
+from ..plot.heatmap import attention_heatmap
+from ..widgets.explorable import Explorable, Slider
+
+__all__ = ["layer_norm_steps", "layer_walkthrough", "depth_gradients", "reversal_training", "reversal_runs", "depth_profiles"]
+
+STAGE_NOTES = (
+    "每个词的名片：有这个特征记 1，没有记 0（手工设计的特征）",
+    "两个头听来的内容经 W_O 翻译回特征：她 从 饿了 听到'描述活物'，从 小红 听到'是人''是女性'",
+    "残差：听来的内容加在原来的笔记上——她 仍然记得自己'是代词''指女性'",
+    "LayerNorm：每一行减去均值、除以标准差，变成均值 0、方差 1（γ = 1，β = 0）",
+    "前馈网络（设计的规则：会饿的东西不是食物也不是地点），每个词各算各的",
+    "第二个残差：规则的结论加在笔记上",
+    "LayerNorm 再做一次：这就是这一层的输出，可以交给下一层",
+)
+
+
+# ---------------------------------------------------------------- 层归一化：一个向量
+
+LN_VECTOR = (2.0, 4.0, 6.0, 8.0)
+LN_PANELS = (("输入 x + c", (-5.0, 15.0)), ("标准化 (x − μ)/σ", (-4.0, 4.0)), ("再乘 γ、加 β", (-4.0, 4.0)))
+
+
+class _LayerNormView:
+    """三张柱状图：输入（整体平移 c）、标准化后、乘 γ 加 β 后。每张图的纵轴固定，拖动时高低可比。"""
+
+    def __init__(self, fig, axes, vector):
+        self.vector = np.asarray(vector)
+        names = [f"第 {i + 1} 维" for i in range(len(self.vector))]
+        self.bars, self.notes = [], []
+        for ax, (title, ylim) in zip(axes, LN_PANELS):
+            self.bars.append(ax.bar(names, np.zeros(len(names)), color="#31688e"))
+            ax.axhline(0, color="0.3", lw=0.8)
+            ax.set_ylim(*ylim)
+            ax.set_title(title, fontsize=10)  # 不画网格线：有网格线的坐标轴每次拖动都要重画刻度文字，太慢
+            self.notes.append(ax.text(0.03, 0.95, "", transform=ax.transAxes, va="top", fontsize=9))
+        self.suptitle = fig.suptitle(" ", fontsize=10)
+        self.artists = [*(b for bars in self.bars for b in bars), *self.notes, self.suptitle]
+
+    def update(self, shift, gamma, beta):
+        x = self.vector + shift  # (D,)
+        x_hat = layer_norm(x, np.ones(len(x)), np.zeros(len(x)))  # (D,)
+        y = layer_norm(x, np.full(len(x), float(gamma)), np.full(len(x), float(beta)))  # (D,)
+        for bars, note, values in zip(self.bars, self.notes, (x, x_hat, y)):
+            for bar, value in zip(bars, values):
+                bar.set_height(value)
+            mean = round(float(values.mean()), 2) + 0.0  # + 0.0：不显示 "-0.00"
+            note.set_text(f"均值 {mean:.2f}\n方差 {values.var():.2f}")
+        self.suptitle.set_text(f"c = {shift:g}，γ = {gamma:g}，β = {beta:g}：中间那张图不随 c 变化——"
+                               "LayerNorm 只看各维之间的相对高低")
+        return {"x": x, "x_hat": x_hat, "y": y}
+
+
+def layer_norm_steps() -> Explorable:
+    """第 8 章：把向量 [2, 4, 6, 8] 整体平移 c，再调 γ、β，看层归一化的两步（标准化、再缩放平移）。"""
+    return Explorable(
+        view=_LayerNormView,
+        data={"vector": LN_VECTOR},
+        sliders=[Slider("shift", (-6.0, 0.0, 6.0), label="整体平移 c", default=0.0),
+                 Slider("gamma", (0.5, 1.0, 2.0), label="缩放 γ", default=1.0),
+                 Slider("beta", (-1.0, 0.0, 1.0), label="平移 β", default=0.0)],
+        title="层归一化：先标准化，再乘 γ、加 β",
+        alt="向量 [2, 4, 6, 8] 平移 c = {shift} 后做层归一化（γ = {gamma}，β = {beta}）：输入、标准化后、最终输出三张柱状图。",
+        size=(11.0, 3.6), ncols=3,
+    )
+
+
+# ---------------------------------------------------------------- 一句话走过一整层
+
+
+class _WalkView:
+    """左：全句的 (T, D) 数组（行 = 词，列 = 特征）；右：代词 她 那一行的柱状图。"""
+
+    def __init__(self, fig, axes, story):
+        self.story = story
+        tokens, T, D = story["tokens"], len(story["tokens"]), len(FEATURES)
+        left, right = axes
+        self.image = left.imshow(np.zeros((T, D)), cmap=CMAP, vmin=-2.5, vmax=3.5, aspect="auto")
+        left.set_xticks(range(D), FEATURES, rotation=50, ha="right", rotation_mode="anchor", fontsize=8)
+        left.set_yticks(range(T), tokens)
+        fig.colorbar(self.image, ax=left, shrink=0.8)
+        t = story["pronoun"]
+        self.bars = right.bar(range(D), np.zeros(D), color="#31688e")
+        right.axhline(0, color="0.3", lw=0.8)
+        right.set_ylim(-2.5, 3.5)
+        right.set_xticks(range(D), FEATURES, rotation=50, ha="right", rotation_mode="anchor", fontsize=8)
+        right.set_title(f"代词“{tokens[t]}”这一行（它的笔记）", fontsize=10)
+        left.set_title("全句：每行一个词，每列一个特征", fontsize=10)
+        self.suptitle = fig.suptitle(" ", fontsize=10)
+        self.artists = [self.image, *self.bars, self.suptitle]
+
+    def update(self, stage):
+        i = STAGES.index(stage)
+        a = self.story["stages"][i]  # (T, D)
+        self.image.set_data(a)
+        row = a[self.story["pronoun"]]  # (D,)
+        for bar, value in zip(self.bars, row):
+            bar.set_height(value)
+        self.suptitle.set_text(f"第 {i + 1} 步：{stage}（权重为讲解而手工设计，不是训练出来的）\n{STAGE_NOTES[i]}")
+        return {"stage": a, "pronoun_row": row}
+
+
+def layer_walkthrough() -> Explorable:
+    """第 8 章：拖动"步骤"，看"小明把苹果递给小红，因为她饿了"走过一整层编码器的 7 步（设计的权重）。"""
+    return Explorable(
+        view=_WalkView,
+        data={"story": story_steps("她饿了")},
+        sliders=[Slider("stage", STAGES, label="步骤", default=STAGES[0])],
+        title="一句话走过一整层编码器（权重为讲解而手工设计）",
+        alt="“小明把苹果递给小红，因为她饿了”走过一层编码器的“{stage}”这一步：全句的数组热力图和代词“她”那一行的柱状图。",
+        size=(11.0, 4.6), ncols=2,
+    )
+
+
+# ---------------------------------------------------------------- 叠很多层：梯度和笔记
+
+DEPTHS = (1, 2, 4, 8, 16)
+SEEDS = 12
+
+
+@lru_cache(maxsize=None)
+def depth_profiles(seed: int = 0) -> dict:
+    """每种叠法 × 每个层数 × ``SEEDS`` 个随机种子的 ``stack_profile``（确定的结果）。
+
+    Returns
+    -------
+    dict
+        键 (mode, N)，值 ``{"grad": (SEEDS, N + 1), "similarity": (SEEDS, N + 1)}``。
+    """
+    out = {}
+    for mode in MODES:
+        for N in DEPTHS:
+            runs = [stack_profile(N, mode, np.random.default_rng(seed + s)) for s in range(SEEDS)]
+            out[mode, N] = {k: np.stack([r[k] for r in runs]) for k in ("grad", "similarity")}
+    return out
+
+
+class _DepthView:
+    """左：梯度长度 ‖∂L/∂x_n‖ 随层号 n 的变化（每个种子一条细线，粗线是中位数）；右：各位置笔记的平均相似度。"""
+
+    def __init__(self, fig, axes, profiles):
+        self.profiles = profiles
+        grad_ax, sim_ax = axes
+        self.thin = [grad_ax.plot([], [], color="#31688e", lw=0.8, alpha=0.35)[0] for _ in range(SEEDS)]
+        self.median = grad_ax.plot([], [], "o-", color="#b5367a", lw=2.2, ms=4, label="12 次的中位数")[0]
+        grad_ax.set_yscale("log")
+        grad_ax.set_xlim(-0.5, max(DEPTHS) + 0.5)
+        grad_ax.set_ylim(1e-3, 1e2)
+        grad_ax.set_xlabel("层号 n（0 = 最底下的输入）")
+        grad_ax.set_ylabel("梯度长度 ‖∂L/∂x_n‖（对数刻度）")
+        grad_ax.grid(alpha=0.3)
+        grad_ax.legend(fontsize=8, loc="upper right")
+        self.sim = sim_ax.plot([], [], "s-", color="#35b779", lw=2, ms=4)[0]
+        sim_ax.set_xlim(-0.5, max(DEPTHS) + 0.5)
+        sim_ax.set_ylim(-0.1, 1.05)
+        sim_ax.set_xlabel("层号 n")
+        sim_ax.set_ylabel("各位置两两的平均余弦相似度")
+        sim_ax.grid(alpha=0.3)
+        self.suptitle = fig.suptitle(" ", fontsize=10)
+        self.artists = [*self.thin, self.median, self.sim, self.suptitle]
+
+    def update(self, mode, depth):
+        prof = self.profiles[mode, int(depth)]
+        n = np.arange(int(depth) + 1)
+        for line, g in zip(self.thin, prof["grad"]):
+            line.set_data(n, g)
+        med = np.median(prof["grad"], axis=0)  # (N + 1,)
+        sim = np.mean(prof["similarity"], axis=0)  # (N + 1,)
+        self.median.set_data(n, med)
+        self.sim.set_data(n, sim)
+        bottom = prof["grad"][:, 0]
+        self.suptitle.set_text(
+            f"{mode}，{depth} 层（随机权重，不是训练出来的）：最底层的梯度长度中位数 {med[0]:.2f}，"
+            f"12 次里最小 {bottom.min():.3f}、最大 {bottom.max():.2f}\n"
+            f"最上面一层输出里，各位置的平均相似度 {sim[-1]:.2f}（1 = 所有词的笔记已经一模一样）")
+        return {"grad": prof["grad"], "median": med, "similarity": sim}
+
+
+def depth_gradients(seed: int = 0) -> Explorable:
+    """第 8 章：选叠法和层数，看梯度穿过 N 层后还剩多长、各位置的笔记还分不分得开（随机权重）。"""
+    return Explorable(
+        view=_DepthView,
+        data={"profiles": depth_profiles(seed)},
+        sliders=[Slider("mode", MODES, label="叠法", default="无残差"), Slider("depth", DEPTHS, label="层数 N", default=16)],
+        title="叠很多层：有没有残差，梯度和笔记大不一样（随机权重）",
+        alt="{mode}、{depth} 层时，梯度长度随层号的变化（12 个随机种子和中位数），以及各位置笔记的平均相似度。",
+        size=(11.0, 4.0), ncols=2,
+    )
+
+
+# ---------------------------------------------------------------- 从零训练：倒序任务
+
+PE_CHOICES = ("有位置编码", "去掉位置编码")
+TRAIN_STEPS, CHECKPOINT_EVERY = 600, 30
+
+
+@lru_cache(maxsize=None)
+def reversal_runs(seed: int = 0) -> dict:
+    """本章的两次训练（同一个种子）：有位置编码、去掉位置编码。值是 ``tiny_transformer.train`` 的结果。"""
+    return {choice: train(np.random.default_rng(seed), steps=TRAIN_STEPS, checkpoint_every=CHECKPOINT_EVERY,
+                          use_pe=choice == PE_CHOICES[0]) for choice in PE_CHOICES}
+
+
+class _TrainView:
+    """左：第 1 道考题的注意力；中：两次训练的损失曲线；右：考题上的正确率。黑点 = 当前步。"""
+
+    def __init__(self, fig, axes, runs, labels):
+        self.runs = runs
+        heat_ax, loss_ax, acc_ax = axes
+        self.heat = attention_heatmap(np.zeros((len(labels), len(labels))), labels, ax=heat_ax, title="注意力（第 1 道考题）",
+                                      annotate=False)
+        styles = {PE_CHOICES[0]: ("-", "#31688e"), PE_CHOICES[1]: ("--", "#b5367a")}
+        for choice, run in runs.items():
+            ls, color = styles[choice]
+            loss_ax.plot(np.arange(len(run["losses"])), run["losses"], ls, color=color, lw=1.2, label=choice)
+            acc_ax.plot(run["checkpoint_steps"], run["accuracy"][:, 1], ls, color=color, lw=1.6, label=f"{choice}：整串全对")
+        loss_ax.set_yscale("log")
+        loss_ax.set_xlabel("训练步数")
+        loss_ax.set_ylabel("损失（交叉熵）")
+        loss_ax.legend(fontsize=8)
+        acc_ax.set_ylim(-0.03, 1.03)
+        acc_ax.set_xlabel("训练步数")
+        acc_ax.set_ylabel("1000 道考题整串全对的比例")
+        acc_ax.legend(fontsize=8, loc="center right")
+        for ax in (loss_ax, acc_ax):
+            ax.grid(alpha=0.3)
+        self.loss_dot = loss_ax.plot([], [], "o", color="black", ms=7, zorder=5)[0]
+        self.acc_dot = acc_ax.plot([], [], "o", color="black", ms=7, zorder=5)[0]
+        self.suptitle = fig.suptitle(" ", fontsize=10)
+        self.artists = [*self.heat.artists, self.loss_dot, self.acc_dot, self.suptitle]
+
+    def update(self, step, pe):
+        run = self.runs[pe]
+        i = int(np.flatnonzero(run["checkpoint_steps"] == int(step))[0])
+        weights = run["weights"][i, 0]  # (T, T)
+        self.heat.set_values(weights)
+        loss, (token_acc, seq_acc) = run["losses"][int(step)], run["accuracy"][i]
+        self.loss_dot.set_data([step], [loss])
+        self.acc_dot.set_data([step], [seq_acc])
+        anti = float(np.mean(np.diag(weights[:, ::-1])))
+        self.suptitle.set_text(
+            f"{pe}，第 {step} 步（从随机初始参数训练出来的）：损失 {loss:.3f}，逐个符号正确率 {token_acc:.3f}，"
+            f"整串全对 {seq_acc:.3f}\n注意力放在反对角线（第 t 个位置看第 T−1−t 个）上的平均权重：{anti:.2f}")
+        return {"weights": weights, "loss": np.array([loss]), "accuracy": run["accuracy"][i],
+                "anti_diagonal": np.array([anti])}
+
+
+def reversal_training(seed: int = 0) -> Explorable:
+    """第 8 章：拖动训练步数，看一个小 Transformer 学会把 6 个符号倒过来；切换"去掉位置编码"看它学不会。"""
+    runs = reversal_runs(seed)
+    run = runs[PE_CHOICES[0]]
+    steps = tuple(int(s) for s in run["checkpoint_steps"])
+    tokens = run["test"]["tokens"][0]
+    labels = [f"{t}:{SYMBOLS[k]}" for t, k in enumerate(tokens)]
+    return Explorable(
+        view=_TrainView,
+        data={"runs": runs, "labels": labels},
+        sliders=[Slider("pe", PE_CHOICES, label="位置编码", default=PE_CHOICES[0]),
+                 Slider("step", steps, label="训练步数", default=steps[-1])],
+        title="从零训练一个小 Transformer：把 6 个符号倒过来（训练出来的，不是设计的）",
+        alt="{pe}、训练第 {step} 步时，第 1 道考题的注意力热力图，以及两次训练的损失和正确率曲线。",
+        size=(12.0, 4.0), ncols=3,
+    )
