@@ -25,6 +25,7 @@ from .core.layer_backward import (cross_entropy, cross_entropy_backward, embeddi
                                   layer_norm_backward)
 from .core.multihead import merge_heads, multi_head_attention, split_heads
 from .core.multihead_backward import multi_head_attention_backward
+from .core.encoder_backward import encoder_layer_backward
 from .core.positional import positional_frequencies, rope, sinusoidal_positional_encoding
 from .core.qkv import init_qkv_weights, qkv_projections
 from .core.rnn import chapter_rnn, input_jacobians, orthogonal_recurrent_weights, rnn_forward
@@ -34,6 +35,7 @@ from .core import similarity
 from .lessons import (costs, dependency_graph, geometry, library, long_context, positions, saturation, show, timing,
                       toy_lexicon, toy_sentences)
 from .lessons import head_shapes, head_training, learned_glasses
+from .lessons import deep_stack, layer_story, tiny_transformer
 
 __all__ = [
     # core：论文本身
@@ -74,6 +76,7 @@ __all__ = [
     "embedding_backward",
     "cross_entropy",
     "cross_entropy_backward",
+    "encoder_layer_backward",
     # lessons：各章的道具
     "dependency_graph",
     "costs",
@@ -89,6 +92,11 @@ __all__ = [
     "head_shapes",
     "head_training",
     "learned_glasses",
+    "deep_stack",
+    "layer_story",
+    "tiny_transformer",
+    # 全书自测（和网站上的自测页同一份题库）
+    "self_test",
     # 按需加载
     "plotting",
     "explore",
@@ -102,6 +110,29 @@ _RENAMED = {  # 第 1–4 章早期用过的模块名 → 现在的位置
     "recurrence": "tl.dependency_graph，以及 tl.orthogonal_recurrent_weights / tl.input_jacobians",
     "scaling": "tl.saturation",
 }
+
+
+def self_test(chapter: int | None = None):
+    """在 notebook 里做全书自测：和网站上“自测”页同一份题库、同一个小部件，不需要网络。
+
+    ``chapter`` 为 1–8 时只出这一章的题。每道题提交后立刻给出反馈、讲解和链接回相关的小节，并更新得分。
+
+    Raises
+    ------
+    TypeError, ValueError
+        ``chapter`` 不是 1 到 8 的整数。
+    """
+    from . import _validation
+    from .lessons.question_bank import CHAPTERS, as_dicts, notebook_href, questions
+    from .widgets.self_test import SelfTest
+
+    bank = questions()
+    if chapter is not None:
+        chapter = _validation.positive_int(chapter, "chapter")
+        if chapter not in CHAPTERS:
+            raise ValueError(f"chapter 必须是 1 到 {len(CHAPTERS)} 之间的章号，收到 {chapter}。")
+        bank = tuple(q for q in bank if q.chapter == chapter)
+    return SelfTest(as_dicts(bank, notebook_href))
 
 
 def __getattr__(name: str):

@@ -1,0 +1,79 @@
+// 自测小部件的判分脚本：没有内核、没有网络也能用。题目和反馈都已写在 HTML 里（格式由 self_test.py 定义），
+// 这里只负责：读读者的答案 → 判对错 → 把对应的反馈、讲解、计算和回看链接复制进反馈区 → 更新得分。
+(function () {
+  function parseNumber(text) {
+    var t = text.replace(/[\s,，_]/g, "").replace(/[０-９．－]/g, function (c) {
+      return String.fromCharCode(c.charCodeAt(0) - 0xFEE0);
+    }).replace(/−/g, "-");
+    if (!/^[-+]?(\d+\.?\d*|\.\d+)(e[-+]?\d+)?$/i.test(t)) return null;
+    return Number(t);
+  }
+  function copy(q, selector, into) {
+    q.querySelectorAll(selector).forEach(function (t) {
+      var c = t.cloneNode(true);
+      c.hidden = false;
+      into.appendChild(c);
+    });
+  }
+  document.querySelectorAll(".tlq:not([data-ready])").forEach(function (root) {
+    root.setAttribute("data-ready", "1");
+    var total = Number(root.getAttribute("data-total"));
+    var score = root.querySelector(".tlq-score");
+    var questions = root.querySelectorAll(".tlq-q");
+    function updateScore() {
+      var answered = root.querySelectorAll(".tlq-q[data-result]").length;
+      var right = root.querySelectorAll('.tlq-q[data-result="right"]').length;
+      score.textContent = "得分：" + right + " / " + total + "（已答 " + answered + " 题）";
+    }
+    function judge(q) {
+      var kind = q.getAttribute("data-kind"), box = q.querySelector(".tlq-feedback");
+      var ok, chosen = null;
+      box.textContent = "";
+      box.className = "tlq-feedback";
+      if (kind === "number") {
+        var value = parseNumber(q.querySelector("input").value);
+        if (value === null) {
+          box.classList.add("tlq-empty");
+          box.textContent = "请先在框里填一个数（例如 0.5 或 64）。";
+          return;
+        }
+        ok = Math.abs(value - Number(q.getAttribute("data-answer"))) <= Number(q.getAttribute("data-tolerance")) + 1e-12;
+      } else {
+        var picked = q.querySelector("input:checked");
+        if (!picked) {
+          box.classList.add("tlq-empty");
+          box.textContent = "请先选一个选项。";
+          return;
+        }
+        chosen = picked.value;
+        ok = chosen === q.getAttribute("data-correct");
+      }
+      q.setAttribute("data-result", ok ? "right" : "wrong");
+      box.classList.add(ok ? "tlq-right" : "tlq-wrong");
+      var verdict = document.createElement("p");
+      verdict.className = "tlq-verdict";
+      verdict.textContent = ok ? "✔ 答对了。" : "✘ 还不对。";
+      box.appendChild(verdict);
+      if (chosen !== null) copy(q, '.tlq-why[data-choice="' + chosen + '"]', box);
+      copy(q, ".tlq-explain, .tlq-reveal, .tlq-link", box);
+      updateScore();
+    }
+    questions.forEach(function (q) {
+      q.querySelector(".tlq-submit").addEventListener("click", function () { judge(q); });
+      var input = q.querySelector('input[type="text"]');
+      if (input) input.addEventListener("keydown", function (ev) {
+        if (ev.key === "Enter") { ev.preventDefault(); judge(q); }
+      });
+    });
+    root.querySelector(".tlq-reset").addEventListener("click", function () {
+      questions.forEach(function (q) {
+        q.removeAttribute("data-result");
+        q.querySelectorAll("input").forEach(function (i) { if (i.type === "radio") i.checked = false; else i.value = ""; });
+        var box = q.querySelector(".tlq-feedback");
+        box.textContent = "";
+        box.className = "tlq-feedback";
+      });
+      updateScore();
+    });
+  });
+})();

@@ -1,0 +1,132 @@
+"""自测小部件：把一份题库（纯数据）写成一段自给自足的 HTML——题目、选项、每个选项的反馈、讲解、
+“先猜后看”的计算，全部预先写在 HTML 里（反馈先藏着），再加一小段脚本 ``self_test.js`` 负责判分。
+
+没有内核、没有网络也能用：网站上的自测页由 ``book/_ext/self_test_page.py`` 在建网站时插入这段 HTML；
+notebook 里 ``tl.self_test()`` 显示的是同一段 HTML（读者自己运行出来的输出是受信任的，脚本会运行）。
+题面用普通的 Unicode 写数学（√d_k、QKᵀ），不依赖 MathJax。
+
+输入是 ``transformer_lab.lessons.question_bank.as_dicts`` 给出的字典列表；本模块不导入题库（层次：widgets 不依赖 lessons）。
+"""
+
+from __future__ import annotations
+
+import html
+import itertools
+from pathlib import Path
+
+__all__ = ["render_html", "SelfTest", "SELF_TEST_JS", "KIND_NAMES"]
+
+SELF_TEST_JS = Path(__file__).with_name("self_test.js").read_text(encoding="utf-8")
+KIND_NAMES = {"choice": "单选", "number": "填数", "predict": "先猜后看"}
+_ids = itertools.count(1)  # 同一页上显示两次，元素 id 也不重复
+
+_CSS = """
+.tlq{--tlq-ok:#1b5e20;--tlq-ok-bg:#e8f5e9;--tlq-bad:#8e1b1b;--tlq-bad-bg:#fdecea;margin:1em 0}
+.tlq-score{position:sticky;top:0;z-index:2;background:#fff;border:1px solid #888;border-radius:6px;padding:.4em .8em;
+  font-weight:bold;color:#222}
+.tlq-q{border:1px solid #bbb;border-radius:8px;padding:.8em 1em;margin:1em 0}
+.tlq-q fieldset{border:0;margin:0;padding:0}
+.tlq-q legend{font-size:1.05rem;line-height:1.6;font-weight:bold;margin-bottom:.5em;color:#222}
+.tlq-meta{display:block;font-size:.85rem;font-weight:normal;color:#444}
+.tlq-choice{display:flex;gap:.5em;align-items:flex-start;margin:.35em 0}
+.tlq-choice input{margin-top:.3em}
+.tlq-number input{font-size:1em;padding:.2em .4em;width:12em;margin:0 .5em}
+.tlq button{font-size:1em;padding:.3em 1em;margin-top:.6em;border:1px solid #333;border-radius:5px;background:#f3f3f3;
+  color:#111;cursor:pointer}
+.tlq button:focus-visible,.tlq input:focus-visible,.tlq a:focus-visible{outline:3px solid #1a56c4;outline-offset:2px}
+.tlq-feedback:not(:empty){margin-top:.7em;padding:.6em .8em;border-radius:6px}
+.tlq-feedback.tlq-right{background:var(--tlq-ok-bg);color:var(--tlq-ok)}
+.tlq-feedback.tlq-wrong{background:var(--tlq-bad-bg);color:var(--tlq-bad)}
+.tlq-feedback.tlq-empty{background:#f3f3f3;color:#222}
+.tlq-feedback p{margin:.3em 0}
+.tlq-feedback a{color:#0b3d91}
+.tlq-reveal pre{background:#fff;color:#111;border:1px solid #999;padding:.4em .6em;margin:.3em 0;white-space:pre-wrap}
+"""
+
+
+def _e(text: object) -> str:
+    return html.escape(str(text), quote=True)
+
+
+def _choices(q: dict, base: str) -> str:
+    rows = []
+    for i, text in enumerate(q["choices"]):
+        rid = f"{base}-c{i}"
+        rows.append(f'<div class="tlq-choice"><input type="radio" id="{rid}" name="{base}" value="{i}">'
+                    f'<label for="{rid}">{_e(text)}</label></div>')
+    return "".join(rows)
+
+
+def _number_input(q: dict, base: str) -> str:
+    unit = f"（单位：{_e(q['unit'])}）" if q["unit"] else ""
+    return (f'<div class="tlq-number"><label for="{base}-in">你的答案{unit}</label>'
+            f'<input type="text" inputmode="decimal" autocomplete="off" id="{base}-in"></div>')
+
+
+def _templates(q: dict) -> str:
+    """提交后才显示的内容：每个选项的反馈、讲解、计算、链接回章节。全部藏着，由脚本复制进反馈区。"""
+    parts = [f'<div hidden class="tlq-why" data-choice="{i}"><p>{_e(w)}</p></div>' for i, w in enumerate(q["why"])]
+    if q["explain"]:
+        parts.append(f'<div hidden class="tlq-explain"><p>{_e(q["explain"])}</p></div>')
+    if q["reveal"]:
+        lines = "\n".join(_e(line) for line in q["reveal"])
+        parts.append(f'<div hidden class="tlq-reveal"><p>算一算：</p><pre>{lines}</pre></div>')
+    parts.append(f'<div hidden class="tlq-link"><p><a href="{_e(q["href"])}">回去看：{_e(q["where"])}</a></p></div>')
+    return "".join(parts)
+
+
+def _question(q: dict, prefix: str) -> str:
+    base = f"{prefix}-{q['qid']}"
+    meta = f"第 {q['number']} 题 · {q['group']} · {KIND_NAMES[q['kind']]} · 第 {q['chapter']} 章"
+    body = _number_input(q, base) if q["kind"] == "number" else _choices(q, base)
+    data = f'data-kind="{q["kind"]}" data-qid="{_e(q["qid"])}"'
+    if q["kind"] == "number":
+        data += f' data-answer="{q["answer"]!r}" data-tolerance="{q["tolerance"]!r}"'
+    else:
+        data += f' data-correct="{q["correct"]}"'
+    return (f'<div class="tlq-q" id="{base}" {data}><fieldset>'
+            f'<legend><span class="tlq-meta">{_e(meta)}</span>{_e(q["prompt"])}</legend>{body}</fieldset>'
+            f'<button type="button" class="tlq-submit">{"提交预测" if q["kind"] == "predict" else "提交答案"}</button>'
+            f'<div class="tlq-feedback" aria-live="polite"></div>{_templates(q)}</div>')
+
+
+def render_html(questions: list[dict], prefix: str | None = None) -> str:
+    """一段自给自足的自测 HTML（样式、题目、判分脚本都在里面，不加载任何外部文件）。
+
+    Parameters
+    ----------
+    questions : list of dict
+        ``question_bank.as_dicts`` 的结果。
+    prefix : str, optional
+        元素 id 的前缀；默认每次调用自动编号（同一页放两份也不冲突）。
+
+    Raises
+    ------
+    TypeError, ValueError
+        ``questions`` 不是非空的字典列表，或 ``prefix`` 不是只含字母、数字、连字符的字符串。
+    """
+    if not isinstance(questions, list) or not questions or not all(isinstance(q, dict) for q in questions):
+        raise TypeError(f"questions 必须是非空的 dict 列表（question_bank.as_dicts 的结果），收到 {type(questions).__name__}。")
+    prefix = f"tlq{next(_ids)}" if prefix is None else prefix
+    if not isinstance(prefix, str) or not prefix.replace("-", "").isalnum() or not prefix.isascii():
+        raise ValueError(f"prefix 只能含英文字母、数字和连字符，收到 {prefix!r}。")
+    total = len(questions)
+    return (f'<div class="tlq" id="{prefix}" data-total="{total}"><style>{_CSS}</style>'
+            f'<p class="tlq-score" role="status" aria-live="polite">得分：0 / {total}（已答 0 题）</p>'
+            + "".join(_question(q, prefix) for q in questions)
+            + '<button type="button" class="tlq-reset">全部清空，重新做</button>'
+            f"<script>{SELF_TEST_JS}</script></div>")
+
+
+class SelfTest:
+    """在 notebook 里显示自测：Jupyter 显示对象时调用 ``_repr_html_``，得到和网站上同一段 HTML。"""
+
+    def __init__(self, questions: list[dict]):
+        self.html = render_html(questions)
+        self.count = len(questions)
+
+    def __repr__(self) -> str:  # 纯文字环境（没有 HTML 显示）里看到的样子；不含内存地址，输出可复现
+        return f"自测：{self.count} 道题（在 JupyterLab 里显示为可以作答的小部件）"
+
+    def _repr_html_(self) -> str:
+        return self.html
