@@ -39,7 +39,9 @@ def test_memory_facts_on_every_frame(memory):
         np.testing.assert_allclose(lin, lin[0] * g ** np.arange(60), rtol=1e-9)  # 去掉 tanh：正好是 g 的幂
         assert np.all(drawn["influence"] <= lin * (1 + 1e-9))  # tanh 只会让影响力更小
         assert np.all(drawn["size"] <= 4.0)  # ‖h‖ <= √d_h = 4
-        assert 0 < float(drawn["mean_slope"]) <= 1
+        per_step = float(drawn["per_step"])  # 标题里的"平均每步乘上"：大于 1 恰好就是越传越大
+        np.testing.assert_allclose(per_step ** 59, drawn["influence"][-1] / drawn["influence"][0], rtol=1e-9)
+        assert (per_step > 1) == (drawn["influence"][-1] > drawn["influence"][0])
 
 
 def test_memory_input_strength_decides_whether_g_above_1_explodes(memory):
@@ -51,6 +53,16 @@ def test_memory_input_strength_decides_whether_g_above_1_explodes(memory):
 def test_memory_title_names_the_slider_values(memory):
     memory.update(gain=2.0, input_scale=0.1)
     assert "g = 2，输入强度 0.1" in memory.figure.get_suptitle()
+
+
+def test_memory_headline_is_the_number_that_decides_growth(memory):
+    """评审 C1-3：g=2、输入 1.0 时 tanh 斜率小却在涨；标题写的是真正决定涨落的"平均每步乘上"。"""
+    for params, grows in (({"gain": 2.0, "input_scale": 1.0}, True), ({"gain": 1.5, "input_scale": 1.0}, False),
+                          ({"gain": 0.9, "input_scale": 0.5}, False)):
+        drawn = memory.update(**params)
+        title = memory.figure.get_suptitle()
+        assert f"平均每步乘上 {float(drawn['per_step']):.3f}" in title
+        assert ("越传越大" in title) == grows == (drawn["influence"][-1] > drawn["influence"][0])
 
 
 def test_memory_accepts_off_grid_values_from_the_live_slider(memory):
@@ -65,6 +77,8 @@ def test_queue_facts(queue):
         assert drawn["rnn_rounds"].max() == T and drawn["attention_rounds"].max() == 1  # T 轮 vs 1 轮
         assert drawn["rnn"].shape == drawn["attention"].shape == (T,)
         np.testing.assert_allclose(drawn["attention"].sum(), 1.0)
+        np.testing.assert_allclose(drawn["rnn_share"].sum(), 1.0)  # 两条线都换成占比，才能画在同一根轴上
+        np.testing.assert_allclose(drawn["rnn_share"] * drawn["rnn"].sum(), drawn["rnn"])
         assert drawn["attention"].argmax() == 0  # 最后一个词最看重第 1 个词（手工设计）
     short, long = queue.update(T=4), queue.update(T=64)
     assert long["rnn"][0] < 1e-6 * long["rnn"][-1] and long["attention"][0] > 0.5

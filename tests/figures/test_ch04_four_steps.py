@@ -36,3 +36,61 @@ def test_alt_text_counts_the_keys_it_was_given():
     small = tl.explore.scaling_saturation(num_keys=4)
     assert "4 个键" in small.alt_text(d_k=64) and "8 个键" not in small.alt_text(d_k=64)
     assert small.update(d_k=64)["raw"].shape == (4,)
+
+
+# ---------------------------------------------------------------- 四步的形状图（静态）
+
+Q5 = np.array([[0, 1, 0, 0], [1, 0, 0, 0], [0, 1, 0, 0], [2, 0, 0, 0], [1, 0, 0, 1]], dtype=float)
+K5 = np.array([[2, 0, 0, 0], [0, 2, 0, 0], [0, 0, 2, 0], [0, 0, 0, 2], [0, 2, 0, 0]], dtype=float)
+V5 = np.array([[1, 0, 0], [0, 1, 0], [0, 0, 1], [0, 0, 0], [0, 1, 1]], dtype=float)
+TOKENS = ["小猫", "睡了", "因为", "它", "累了"]
+
+
+def _drawn(fig):
+    """按画的顺序取出七个数组：Q、Kᵀ、分数、缩放后、权重、V、输出。"""
+    ax = fig.axes[0]
+    return [np.asarray(im.get_array()) for im in ax.images], [t.get_text() for t in ax.texts]
+
+
+def test_shape_figure_draws_the_chapter_example_by_hand():
+    """第 4 章的例子，只让"它""累了"提问（T=2, S=5）：分数手算是 [4,0,0,0,0] 和 [2,0,0,2,0]。"""
+    arrays, texts = _drawn(tl.explore.four_steps_shapes(Q5[3:], K5, V5, TOKENS[3:], TOKENS))
+    q, k_t, scores, scaled, weights, v, out = arrays
+    np.testing.assert_array_equal(q, Q5[3:])
+    np.testing.assert_array_equal(k_t, K5.T)
+    np.testing.assert_array_equal(scores, [[4, 0, 0, 0, 0], [2, 0, 0, 2, 0]])
+    np.testing.assert_array_equal(scaled, [[2, 0, 0, 0, 0], [1, 0, 0, 1, 0]])  # ÷ √4 = 2
+    e2 = np.exp(2.0)
+    np.testing.assert_allclose(weights[0], np.array([e2, 1, 1, 1, 1]) / (e2 + 4))  # 手算的 softmax
+    np.testing.assert_allclose(out, weights @ V5)
+    np.testing.assert_array_equal(v, V5)
+    for label in ["(T, $d_k$) = (2, 4)", "($d_k$, S) = (4, 5)", "(T, S) = (2, 5)", "(S, $d_v$) = (5, 3)",
+                  "(T, $d_v$) = (2, 3)"]:
+        assert any(label in t for t in texts), label
+    assert "0.65" in texts  # "它"分给"小猫"的 0.649，格子里写两位
+
+
+def test_shape_figure_matches_the_package_for_random_shapes():
+    """与 tl.scaled_dot_product_attention 对照：T、S、d_k、d_v 各不相同。"""
+    rng = np.random.default_rng(3)
+    q, k, v = rng.normal(size=(3, 6)), rng.normal(size=(7, 6)), rng.normal(size=(7, 2))
+    fig = tl.explore.four_steps_shapes(q, k, v, list("abc"), list("defghij"))
+    arrays, _ = _drawn(fig)
+    out, weights = tl.scaled_dot_product_attention(q, k, v)
+    np.testing.assert_allclose(arrays[4], weights)
+    np.testing.assert_allclose(arrays[6], out)
+    assert [a.shape for a in arrays] == [(3, 6), (6, 7), (3, 7), (3, 7), (3, 7), (7, 2), (3, 2)]
+    assert "T = 3 个查询，S = 7 个键和值，$d_k$ = 6，$d_v$ = 2" in fig.axes[0].get_title()
+
+
+@pytest.mark.parametrize("args, error, match", [
+    ((Q5[3:], K5, V5, ["它"], TOKENS), ValueError, r"^query_tokens 有 1 个词，应该等于 q 的行数 T = 2"),
+    ((Q5[3:], K5, V5, TOKENS[3:], TOKENS[:4]), ValueError, r"^key_tokens 有 4 个词"),
+    ((Q5[None], K5, V5, TOKENS, TOKENS), ValueError, r"^q 必须是二维数组"),
+    ((np.ones((13, 4)), K5, V5, ["a"] * 13, TOKENS), ValueError, r"^q 的每一维最多 12"),
+    ((Q5[:, :3], K5, V5, TOKENS, TOKENS), ValueError, r"^q 与 k 的最后一维 \(d_k\) 必须相等"),
+    ((Q5, K5, V5, "小猫睡了", TOKENS), TypeError, r"^query_tokens 必须是字符串的列表"),
+])
+def test_shape_figure_rejects_bad_input(args, error, match):
+    with pytest.raises(error, match=match):
+        tl.explore.four_steps_shapes(*args)

@@ -73,9 +73,10 @@ class _MemoryView:
         self.size = right.plot(self.t, self.t, "-", color=_RNN_COLOR, lw=2, label="真实 RNN（有 tanh）")[0]
         self.size_lin = right.plot(self.t, self.t, "--", color=_LINEAR_COLOR, lw=1.5, label="去掉 tanh（线性）")[0]
         right.axhline(np.sqrt(d_h), color=_RNN_COLOR, lw=0.8, ls=":", zorder=1.5)
-        right.text(T, np.sqrt(d_h) * 12, rf"tanh 的上限 $\sqrt{{d_h}}$ = {np.sqrt(d_h):.0f}（虚点线）", ha="right",
-                   fontsize=8, color=_RNN_COLOR)
-        _style(right, "第 t 步", r"笔记的大小 $\|h_t\|$", (1, T), (1e-2, 1e20), [10.0**k for k in range(0, 21, 5)])
+        right.text(T, np.sqrt(d_h) * 2.2, rf"tanh 的上限 $\sqrt{{d_h}}$ = {np.sqrt(d_h):.0f}（虚点线）", ha="right",
+                   fontsize=9, color=_RNN_COLOR)
+        # 纵轴只到 1e4：有 tanh 的笔记不超过 4，看得清；去掉 tanh 又 g > 1 时虚线冲出上沿，末值写在小标题里。
+        _style(right, "第 t 步", r"笔记的大小 $\|h_t\|$", (1, T), (1e-2, 1e4), [10.0**k for k in range(-2, 5, 2)])
         for ax in axes:  # 少画几个刻度和文字：拖动滑块时重绘更快
             ax.set_xticks([1, *range(20, T + 1, 20)])
         self.artists = [self.infl, self.infl_lin, self.size, self.size_lin, left.title, right.title, self.suptitle]
@@ -89,16 +90,16 @@ class _MemoryView:
         size, size_lin = np.linalg.norm(states, axis=-1), np.linalg.norm(states_lin, axis=-1)  # (T,)
         for line, y in ((self.infl, infl), (self.infl_lin, infl_lin), (self.size, size), (self.size_lin, size_lin)):
             line.set_data(self.t, y)
-        slope = float(np.mean(1.0 - states**2))
         end = len(self.t)
+        per_step = float((infl[-1] / infl[0]) ** (1.0 / (end - 1)))  # 平均每传一步乘上几：决定涨还是落
         self.axes[0].set_title(f"第 1 个词的影响（t = {end}）\n有 tanh：{_num(infl[-1])}；去掉 tanh：{_num(infl_lin[-1])}")
         self.axes[1].set_title(f"笔记本身的大小（t = {end}）\n有 tanh：{size[-1]:.2f}；去掉 tanh：{_num(size_lin[-1])}")
         self.suptitle.set_text(
-            f"放大倍数 g = {float(gain):g}，输入强度 {float(input_scale):g}：tanh 的平均斜率 {slope:.2f}"
-            "（随机权重，种子固定）"
+            f"放大倍数 g = {float(gain):g}，输入强度 {float(input_scale):g}：影响力平均每步乘上 {per_step:.3f}"
+            f"（{'大于 1，越传越大' if per_step > 1 else '小于 1，越传越小'}；随机权重，种子固定）"
         )
         return {"influence": infl, "influence_linear": infl_lin, "size": size, "size_linear": size_lin,
-                "mean_slope": np.array(slope)}
+                "per_step": np.array(per_step)}
 
 
 def rnn_memory_decay(T: int = 60, d_in: int = 4, d_h: int = 16, seed: int = 1) -> Explorable:
@@ -174,11 +175,12 @@ class _QueueView:
         left.set_ylabel("词的位置")
         left.legend(loc="upper right", fontsize=8)
         left.grid(alpha=0.3)
+        # 两条线量法不同（RNN：推一推输入 x_s；注意力：权重），所以各自换成"占总影响的几成"再比（每条线加起来都是 1）。
         self.rnn_line = right.plot([], [], "s-", color=_RNN_COLOR, ms=3, lw=1.2,
-                                   label=r"RNN：$\|\partial h_T/\partial x_s\|$")[0]
+                                   label=r"RNN：$\|\partial h_T/\partial x_s\|$ ÷ 总和")[0]
         self.attn_line = right.plot([], [], "o-", color=_ATTN_COLOR, ms=3, lw=1.2,
                                     label=r"注意力：权重 $\alpha_{T,s}$（手工设计）")[0]
-        _style(right, "第 s 个词", "对最后一个词的影响", (0, T_max + 1), (1e-12, 5.0), [10.0**k for k in range(-12, 1, 3)])
+        _style(right, "第 s 个词", "占全部影响的比例", (0, T_max + 1), (1e-12, 5.0), [10.0**k for k in range(-12, 1, 3)])
         ticks = range(0, T_max + 1, 16 if T_max >= 32 else 4)  # 少画几个刻度：拖动滑块时重绘更快
         for ax in axes:
             ax.set_xticks(ticks)
@@ -191,16 +193,18 @@ class _QueueView:
         T = int(T)
         positions = np.arange(1, T + 1)  # (T,)
         rnn = self.rnn_influence[T - 1, :T]  # (T,)：因果性——前 T 个词的影响与后面的词无关
+        rnn_share = rnn / rnn.sum()  # (T,)：占全部影响的比例，和注意力权重一样加起来是 1
         attn = self.attention[T]  # (T,)
         self.rnn_dots.set_data(positions, positions)
         self.attn_dots.set_data(np.ones(T), positions)
-        self.rnn_line.set_data(positions, rnn)
+        self.rnn_line.set_data(positions, rnn_share)
         self.attn_line.set_data(positions, attn)
         self.axes[0].set_title(f"T = {T} 个词：RNN 要 {T} 轮，注意力 1 轮")
-        self.axes[1].set_title(f"第 1 个词对第 {T} 个词的影响\nRNN {_num(rnn[0])}，注意力 {attn[0]:.2f}")
+        self.axes[1].set_title(f"第 1 个词占第 {T} 个词所受影响的比例\nRNN {_num(rnn_share[0])}，注意力 {attn[0]:.2f}")
         self.suptitle.set_text(f"一句话有 T = {T} 个词：排队传话 vs 一步直达"
                                f"（RNN：g = {self.gain:g} 的随机权重；注意力：手工设计的示意）")
-        return {"rnn_rounds": positions, "attention_rounds": np.ones(T), "rnn": rnn, "attention": attn}
+        return {"rnn_rounds": positions, "attention_rounds": np.ones(T), "rnn": rnn, "rnn_share": rnn_share,
+                "attention": attn}
 
 
 def queue_vs_direct(T_max: int = 64, gain: float = 0.9, input_scale: float = 0.5, seed: int = 1) -> Explorable:
@@ -238,7 +242,8 @@ def queue_vs_direct(T_max: int = 64, gain: float = 0.9, input_scale: float = 0.5
         sliders=[Slider("T", grid, label="句子长度 T", default=16 if 16 in grid else grid[-1], continuous=True)],
         title="排队传话 vs 一步直达",
         alt=("句子长度 T = {T}：左图中 RNN 的 T 个词沿对角线一轮一个地算完，注意力的所有词都在第 1 轮算完；"
-             "右图是最后一个词受第 s 个词影响的大小，RNN 离得越远越小，注意力集中在第 1 个词上。"),
+             "右图是第 s 个词占最后一个词所受影响的比例（两条线各自加起来是 1），RNN 离得越远越小，"
+             "注意力集中在第 1 个词上。"),
         size=(9.2, 4.0),
         ncols=2,
     )

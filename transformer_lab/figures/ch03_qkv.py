@@ -137,6 +137,7 @@ def dot_vs_cosine() -> Explorable:
 KEY_ANGLES = (0.0, 60.0, 110.0, 180.0)
 KEY_BASE_LENGTH = 1.5
 CHANGING = 1  # k2
+K1_COLOR = "#e07b00"  # k1 与 q 同向、叠在 q 的粗箭头上：用橙色，免得灰色的它看不见
 KEY_LENGTH_GRID = (0.5, 1.0, 1.5, 2.0, 2.5, 3.0, 3.5, 4.0, 4.5, 5.0)
 
 
@@ -158,12 +159,13 @@ class _KeyLengthView:
         keys = _keys(KEY_BASE_LENGTH)
         self.arrows, self.labels = [], []
         for j, key in enumerate(keys):
-            color = K_COLOR if j == CHANGING else OTHER_COLOR
-            self.arrows.append(_arrow(plane, key, color, lw=2.5 if j == CHANGING else 1.8, zorder=3))
+            color = K_COLOR if j == CHANGING else K1_COLOR if j == 0 else OTHER_COLOR
+            self.arrows.append(_arrow(plane, key, color, lw=1.8 if j > CHANGING else 2.5, zorder=3))
             self.labels.append(plane.text(0, 0, f"$k_{j + 1}$", color=color, fontsize=12, ha="center", va="center"))
         names = [f"$k_{j + 1}$（{a:.0f}°）" for j, a in enumerate(KEY_ANGLES)]
         self.bars = weight_bars(np.zeros(len(KEY_ANGLES)), names, ax=bars_ax, color=OTHER_COLOR)
         self.bars.bars[CHANGING].set_color(K_COLOR)
+        self.bars.bars[0].set_color(K1_COLOR)
         bars_ax.set_ylabel("注意力权重")
         # 随滑块变化的图元（q 的粗箭头先画，k1 画在它上面）：拖动时只重画它们
         self.artists = [q_arrow, *self.arrows, *self.labels, *self.bars.artists, bars_ax.title, self.suptitle]
