@@ -148,9 +148,10 @@ def book_words() -> set[str]:
 
 # 页面上所有读者能看到或读屏软件会读出的文字：文本节点和 title / aria-label / alt / placeholder 等属性，
 # 每条是 [出处, 文字]。
-# 不算脚本、样式、公式（MathJax 排版的符号）和代码单元格的输出（那是程序打印的内容，不是界面）。
+# 不算脚本、样式、公式（MathJax 排版的符号）、代码单元格的输出（那是程序打印的内容，不是界面），
+# 以及搜索结果里摘出来的正文片段（截断处可能把网址切成 “tps://…” 这样的半个词，它们是书的内容，不是界面）。
 UI_TEXT_JS = """() => {
-  const skip = "script, style, noscript, template, mjx-container, .math, .cell_output, .output";
+  const skip = "script, style, noscript, template, mjx-container, .math, .cell_output, .output, #search-results p.context";
   const out = [];
   const walker = document.createTreeWalker(document.documentElement, NodeFilter.SHOW_TEXT);
   for (let n = walker.nextNode(); n; n = walker.nextNode()) {

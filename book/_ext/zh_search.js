@@ -18,6 +18,14 @@ var splitQuery = function (query) {
 /* 列出哪些页：查询切出的块（书里根本没有的块也算在总数里）至少一半出现在这一页。
  * 怎么排序：按命中的块加权计分，权重 = log(1 + 页数 / 含这一块的页数)（越少页面用到越重要）；
  * 标题里命中加倍；两字块里的单字另计一半权重（问句和书里的说法只差一两个字时仍能排对：“是谁”/“指谁”）。 */
+/* 附录页（术语表、自测、延伸阅读、NumPy 速成、记号表）几乎提到每个术语，得分常和讲它的那一章打平；
+ * 打平时 Sphinx 按标题的字母序排，附录就会排到讲它的章节前面。把附录页的得分打九折：标题里命中时
+ * （“术语表”“学习路线”“自测”）附录仍然领先，只是不再在平局里抢在章节前面。术语表条目的索引结果也一样。 */
+var BACK_MATTER = /^book\/(?!preface$)/;
+if (typeof Scorer !== "undefined") {
+  Scorer.score = function (result) { return BACK_MATTER.test(result[0]) ? result[4] * 0.9 : result[4]; };
+}
+
 if (typeof Search !== "undefined") {
   Search.performTermsSearch = function (searchTerms, excludedTerms) {
     var index = Search._index;
