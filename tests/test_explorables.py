@@ -410,6 +410,7 @@ def test_externalize_frames_moves_every_frame_into_files(tmp_path):
         base64.b64decode(f) for f in before["frames"]]
     (img,) = Page(out).all("img")
     assert img["src"] == after["urls"][ex.grid().index(ex.start)]
+    assert externalize_frames(out, tmp_path, "_frames/") == out  # 第二次构建（没加 --all）会再经过已换好的页
 
 
 @pytest.mark.parametrize("live, env, expected", [(False, None, True), (True, None, False), (True, "1", True)],

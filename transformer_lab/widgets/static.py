@@ -126,11 +126,13 @@ def externalize_frames(page: str, folder: Path, prefix: str) -> str:
     """把 HTML 里每个播放器的 base64 帧写成 ``folder`` 里的文件（文件名是内容哈希），换成 ``prefix + 文件名``。
 
     网页首次加载只下载每张图的当前帧，其余帧在图快进入视野时才预取（见 ``player.js``），
-    而且省掉了 base64 多出的三分之一。
+    而且省掉了 base64 多出的三分之一。对已经换过的页面再做一次，结果不变。
     """
 
     def swap_data(m):
         data = json.loads(m.group(2))
+        if "frames" not in data:  # 已经换成文件了（没加 --all 的第二次构建只重写改过的页，其余页会再经过这里）
+            return m.group(0)
         data["urls"] = [prefix + _save(f, folder) for f in data.pop("frames")]
         return m.group(1) + _json_for_html(data) + m.group(3)
 
