@@ -12,8 +12,8 @@
     反向：dh = dout + LN₂'(FFN'(dout))         dx = dh + LN₁'(MHA'(dh))
 
 残差连接 ``y = x + F(x)`` 的反向是 ``dx = dy + F'(dy)``：梯度有一条不经过 F 的直路，这正是深层网络能训练的原因。
-每一块的反向公式与本书已有的 ``layer_norm_backward``、``feed_forward_backward``、``multi_head_attention_backward``
-相同（测试里逐块核对）；这里前向只算一次，把中间结果交给反向，训练时一步的代价才不会翻倍。
+每一块的反向就是本书已有的 ``layer_norm_backward``、``feed_forward_backward``、``multi_head_attention_backward``
+里不做检查的那几个核心函数（公式只写一遍）；这里前向只算一次，把中间结果交给它们，训练时一步的代价才不会翻倍。
 本模块只依赖 NumPy。形状字母：T 位置，S 键的位置，H 头数，D = d_model，d_k = D/H，d_ff 前馈隐藏宽度。
 """
 
@@ -23,11 +23,10 @@ from collections.abc import Callable, Mapping
 
 import numpy as np
 
-from .attention import attend
-from .backward import _linear_grads, attention_grads_from_weights
 from .layer import PARAM_KEYS, _check_layer, _normalize
-from .layer_backward import _check_grad_out, _rows, _sum_leading
-from .multihead import _check_mha, _merge, _project, _split
+from .layer_backward import _check_grad_out, _feed_forward_grads, _layer_norm_grads
+from .multihead import _check_mha, _project
+from .multihead_backward import _mha_vjp
 
 __all__ = ["encoder_layer_backward", "encoder_layer_vjp"]
 
@@ -123,46 +122,32 @@ def encoder_layer_vjp(
 
 
 # ---------------------------------------------------------------- 三块零件：前向 + 反向（不做检查）
+# 反向的公式不在这里重写：用的就是 layer_norm_backward、feed_forward_backward、multi_head_attention_backward
+# 里面那几个不做检查的核心函数，这里只把前向的中间结果留给它们。
 
 
 def _layer_norm(x, gamma, beta, eps):
     x_hat, inv_std = _normalize(x, eps)  # (..., D), (..., 1)
-
-    def backward(g):  # 公式见 layer_norm_backward
-        g_hat = g * gamma  # (..., D)
-        mean_g = g_hat.mean(axis=-1, keepdims=True)  # (..., 1)
-        mean_gx = (g_hat * x_hat).mean(axis=-1, keepdims=True)  # (..., 1)
-        return inv_std * (g_hat - mean_g - x_hat * mean_gx), _sum_leading(g * x_hat), _sum_leading(g)
-
-    return x_hat * gamma + beta, backward  # (..., D)
+    return x_hat * gamma + beta, lambda g: _layer_norm_grads(x_hat, inv_std, gamma, g)  # (..., D)
 
 
 def _ffn(x, p):
     z = x @ p["w_1"] + p["b_1"]  # (..., d_ff)
-    r = np.maximum(z, 0)  # (..., d_ff)  ReLU
 
-    def backward(g):  # 公式见 feed_forward_backward
-        dz = np.where(z > 0, g @ p["w_2"].T, 0)  # (..., d_ff)
-        return dz @ p["w_1"].T, {"w_1": _rows(x).T @ _rows(dz), "b_1": _sum_leading(dz),
-                                 "w_2": _rows(r).T @ _rows(g), "b_2": _sum_leading(g)}
+    def backward(g):
+        grads = _feed_forward_grads(x, z, p["w_1"], p["w_2"], g)
+        return grads.pop("x"), grads
 
-    return _project(r, p["w_2"], p["b_2"], "前馈网络的输出"), backward  # (..., D)
+    return _project(np.maximum(z, 0), p["w_2"], p["b_2"], "前馈网络的输出"), backward  # (..., D)
 
 
 def _mha(x, p, H, mask):
-    q, k, v = (_split(_project(x, p[f"w_{n}"], p[f"b_{n}"]), H) for n in "qkv")  # 各 (..., H, T, d_k)
-    heads, weights = attend(q, k, v, mask)  # (..., H, T, d_k), (..., H, T, T)
-    concat = _merge(heads)  # (..., T, D)
+    ws = tuple(p[f"w_{n}"] for n in "qkvo")
+    concat, weights, mha_back = _mha_vjp(x, x, ws, tuple(p[f"b_{n}"] for n in "qkvo"), H, mask)  # (..., T, D)
 
-    def backward(g):  # 公式见 multi_head_attention_backward
-        grads = {}
-        d_concat, grads["w_o"], grads["b_o"] = _linear_grads(concat, p["w_o"], g)
-        dq, dk, dv = attention_grads_from_weights(q, k, v, weights, _split(d_concat, H))  # 各 (..., H, T, d_k)
-        dx = 0
-        for n, d in zip("qkv", (dq, dk, dv)):
-            dx_n, grads[f"w_{n}"], grads[f"b_{n}"] = _linear_grads(x, p[f"w_{n}"], _merge(d))
-            dx = dx + dx_n  # (..., T, D)  x 同时是查询、键、值的来源
-        return dx, grads
+    def backward(g):
+        grads = mha_back(g)
+        return grads.pop("x") + grads.pop("kv"), grads  # x 同时是查询、键、值的来源
 
     return _project(concat, p["w_o"], p["b_o"], "输出投影 @ w_o"), weights, backward  # (..., T, D)
 

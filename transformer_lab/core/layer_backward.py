@@ -80,6 +80,11 @@ def layer_norm_backward(
     grad_out = _check_grad_out(grad_out, x.shape)
     eps = check.positive_real(eps, "eps")
     x_hat, inv_std = _normalize(x, eps)  # (..., D), (..., 1)
+    return _layer_norm_grads(x_hat, inv_std, gamma, grad_out)
+
+
+def _layer_norm_grads(x_hat, inv_std, gamma, grad_out):
+    """LayerNorm 反向的计算本身（不做检查）；``x_hat, inv_std`` 是前向 ``_normalize`` 的结果。"""
     g_hat = grad_out * gamma  # (..., D)  损失对 x̂ 的梯度
     mean_g = g_hat.mean(axis=-1, keepdims=True)  # (..., 1)
     mean_gx = (g_hat * x_hat).mean(axis=-1, keepdims=True)  # (..., 1)
@@ -126,6 +131,11 @@ def feed_forward_backward(
     x, w_1, b_1, w_2, b_2 = _check_ffn(x, w_1, b_1, w_2, b_2)
     grad_out = _check_grad_out(grad_out, x.shape)
     z = x @ w_1 + b_1  # (..., d_ff)
+    return _feed_forward_grads(x, z, w_1, w_2, grad_out)
+
+
+def _feed_forward_grads(x, z, w_1, w_2, grad_out):
+    """前馈网络反向的计算本身（不做检查）；``z = x W_1 + b_1`` 是前向 ReLU 之前的值。"""
     r = np.maximum(z, 0)  # (..., d_ff)
     dz = np.where(z > 0, grad_out @ w_2.T, 0)  # (..., d_ff)
     return {

@@ -104,19 +104,29 @@ def multi_head_attention_backward(
 
 def _mha_grads(x, kv, ws, bs, H, mask, grad_out):
     """多头反向的计算本身（不做检查）。返回全部梯度，包括没传的偏置。"""
+    return _mha_vjp(x, kv, ws, bs, H, mask)[2](grad_out)
+
+
+def _mha_vjp(x, kv, ws, bs, H, mask):
+    """前向算到拼接为止（不做检查），交出 ``concat``、注意力权重和反向函数 ``backward(grad_out)``；
+    ``grad_out`` 是损失对 ``concat @ w_o + b_o`` 的梯度。一层编码器的训练也用它，前向只算一次。"""
     (w_q, w_k, w_v, w_o), (b_q, b_k, b_v, _) = ws, bs
     q = _split(_project(x, w_q, b_q), H)  # (..., H, T, d_k)
     k = _split(_project(kv, w_k, b_k), H)  # (..., H, S, d_k)
     v = _split(_project(kv, w_v, b_v), H)  # (..., H, S, d_k)
     heads, p = attend(q, k, v, mask)  # (..., H, T, d_k), (..., H, T, S) 与前向相同的四步
     concat = _merge(heads)  # (..., T, D)
-    g = {}
-    grad_concat, g["w_o"], g["b_o"] = _linear_grads(concat, w_o, grad_out)  # (..., T, D), (D, D), (D,)
-    grad_heads = _split(grad_concat, H)  # (..., H, T, d_k) 拼接的反向 = 切头
-    grad_q, grad_k, grad_v = attention_grads_from_weights(q, k, v, p, grad_heads)  # 各与 q, k, v 同形状
-    grad_x, g["w_q"], g["b_q"] = _linear_grads(x, w_q, _merge(grad_q))  # (..., T, D)
-    grad_kv_k, g["w_k"], g["b_k"] = _linear_grads(kv, w_k, _merge(grad_k))  # (..., S, D)
-    grad_kv_v, g["w_v"], g["b_v"] = _linear_grads(kv, w_v, _merge(grad_v))  # (..., S, D)
-    g["x"], g["kv"] = grad_x, grad_kv_k + grad_kv_v
-    return g
+
+    def backward(grad_out):
+        g = {}
+        grad_concat, g["w_o"], g["b_o"] = _linear_grads(concat, w_o, grad_out)  # (..., T, D), (D, D), (D,)
+        grad_heads = _split(grad_concat, H)  # (..., H, T, d_k) 拼接的反向 = 切头
+        grad_q, grad_k, grad_v = attention_grads_from_weights(q, k, v, p, grad_heads)  # 各与 q, k, v 同形状
+        grad_x, g["w_q"], g["b_q"] = _linear_grads(x, w_q, _merge(grad_q))  # (..., T, D)
+        grad_kv_k, g["w_k"], g["b_k"] = _linear_grads(kv, w_k, _merge(grad_k))  # (..., S, D)
+        grad_kv_v, g["w_v"], g["b_v"] = _linear_grads(kv, w_v, _merge(grad_v))  # (..., S, D)
+        g["x"], g["kv"] = grad_x, grad_kv_k + grad_kv_v
+        return g
+
+    return concat, p, backward
 
