@@ -70,7 +70,7 @@ def _seed_questions() -> list[Question]:
             "“我出生在法国……（中间隔了几十个词）……所以我能说一口流利的____。”设“法国”是第 1 个词，空格是第 50 个词。"
             f"在自注意力里，“法国”的信息最少经过几步就能到达第 50 个词的输出？（作为对比，RNN 要 {rnn_hops} 步。）",
             answer=float(att_hops), tolerance=0.0, unit="步",
-            explain=f"{att_hops} 步。自注意力里每个输出都直接读所有输入——任意两个词之间都有一条直连的线，"
+            explain=f"{att_hops} 步。自注意力里每个输出都直接读所有输入——每一对词之间都直接相连，"
                     f"中间不经过别人传话；RNN 则要沿着笔记一步步传 {rnn_hops} 次。",
             from_seed=True),
         Question(
@@ -85,7 +85,7 @@ def _seed_questions() -> list[Question]:
             correct=0, from_seed=True),
         Question(
             "seed-qkv-origin", 3, "动手算：同一个词，戴上三副眼镜", "机制题", "choice",
-            "Q、K、V 是输入的词自带的，还是模型学出来的？",
+            "Q、K、V 是词本来就带着的，还是模型在训练中学到的？",
             choices=("每个词在词表里就存着现成的 Q、K、V 三个向量",
                      "同一个词向量分别乘三个投影矩阵 W_Q、W_K、W_V 得到；这三个矩阵是训练学出来的",
                      "Q、K、V 是人手工设计的三种特征"),
