@@ -160,7 +160,7 @@ class _DepthView:
         grad_ax.set_xlim(-0.5, max(DEPTHS) + 0.5)
         grad_ax.set_ylim(1e-3, 1e2)
         grad_ax.set_xlabel("层号 n（0 = 最底下的输入）")
-        grad_ax.set_ylabel("梯度长度 ‖∂L/∂x_n‖（对数刻度）")
+        grad_ax.set_ylabel("传到第 n 层的梯度长度（对数刻度）")
         grad_ax.grid(alpha=0.3)
         grad_ax.legend(fontsize=8, loc="upper right")
         self.sim = sim_ax.plot([], [], "s-", color="#35b779", lw=2, ms=4)[0]
