@@ -56,7 +56,8 @@ def text(s: object, name: str) -> str:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            _PARSER.parse(s, dpi=72, prop=FontProperties())
+            for line in s.split("\n"):  # matplotlib 先按行拆开，再逐行解析公式（整段解析时换行符会被当成缺字）
+                _PARSER.parse(line, dpi=72, prop=FontProperties())
     except (ValueError, RuntimeError):
         return _escape(s)
     return s
