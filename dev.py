@@ -4,7 +4,7 @@
     python dev.py book      # 准备环境并构建网站 → _build/html/index.html
     python dev.py test      # 准备环境并运行全部测试（单元、notebook、网站构建、浏览器）
     python dev.py refresh   # 重新运行所有 notebook，把输出写回 .ipynb（改过 notebook 或包之后必做）
-    python dev.py lab       # 准备环境并打开 JupyterLab
+    python dev.py lab       # 准备环境并打开 JupyterLab（中文界面，从 notebooks/ 开始）
 
 没有激活虚拟环境时，会在仓库里建一个 .venv 并在里面安装 requirements.txt；
 requirements.txt 或 pyproject.toml 没变时跳过安装。
@@ -22,6 +22,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent
 VENV = ROOT / ".venv"
 BOOK_CMD = ["-c", "from jupyter_book.cli.main import main; main()", "build", ".", "--all", "-W", "-n", "--keep-going"]
+# 内核与前端之间的本机通信加密（CurveZMQ）：ipykernel 7.3 起，没加密时每次启动内核都打一条警告。
+KERNEL_ENCRYPTION = "auto"
+# JupyterLab 的设置默认值（中文界面、不弹新闻通知、.md 用渲染视图打开）在 book/jupyterlab/overrides.json 里。
+# 根目录是整个仓库：章节里的术语链接指向 ../book/glossary.md，要能点开。tests/test_jupyterlab.py 用同一组选项。
+LAB_OPTIONS = [f"--LabApp.app_settings_dir={ROOT / 'book' / 'jupyterlab'}", f"--ServerApp.root_dir={ROOT}",
+               "--LabApp.default_url=/lab/tree/notebooks", f"--KernelManager.transport_encryption={KERNEL_ENCRYPTION}"]
 
 
 def venv_python() -> Path:
@@ -69,13 +75,15 @@ def refresh() -> None:
     """重新运行 notebook 并写回输出。去掉 ipywidgets 的输出与状态：存档里只留静态帧（text/html）和文字。"""
     import nbformat
     from nbclient import NotebookClient
+    from traitlets.config import Config
 
     paths = [Path(p).resolve() for p in sys.argv[2:]] or sorted((ROOT / "notebooks").glob("*.ipynb"))
     for path in paths:
         print(f"==> 运行 {path.relative_to(ROOT)}", flush=True)
         nb = nbformat.read(path, as_version=4)
         NotebookClient(nb, timeout=600, kernel_name="python3", store_widget_state=False, record_timing=False,
-                       resources={"metadata": {"path": str(path.parent)}}).execute()
+                       resources={"metadata": {"path": str(path.parent)}},
+                       config=Config({"KernelManager": {"transport_encryption": KERNEL_ENCRYPTION}})).execute()
         for cell in nb.cells:
             cell.metadata.pop("execution", None)  # 不存运行时刻：同样的输入，存档就逐字节相同
             for output in cell.get("outputs", []):
@@ -85,7 +93,7 @@ def refresh() -> None:
 
 
 def lab() -> None:
-    run([sys.executable, "-m", "jupyterlab", "notebooks"])
+    run([sys.executable, "-m", "jupyterlab", *LAB_OPTIONS, *sys.argv[2:]])
 
 
 COMMANDS = {"book": book, "test": test, "refresh": refresh, "lab": lab}

@@ -20,9 +20,14 @@ from urllib.parse import quote
 
 ROOT = Path(__file__).resolve().parents[1]
 HTML = ROOT / "_build" / "html"
-# 无头、无沙箱（CI 以 root 运行），并关掉 Chromium 自己的后台联网（本机网络是封闭的）
+# 无头、无沙箱（CI 以 root 运行），关掉 Chromium 自己的后台联网（本机网络是封闭的），域名解析只认 127.0.0.1
+# （页面路由还会再拦一次外部请求）；不冻结后台标签页（JupyterLab 测试同时开几个标签页，后台页里的点击、滚动
+# 要等浏览器的绘制帧）。
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic"]
+                 "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic",
+                 "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1",
+                 "--disable-background-timer-throttling", "--disable-renderer-backgrounding",
+                 "--disable-backgrounding-occluded-windows"]
 NO_CHROMIUM = ("没有找到 Chromium。安装：sudo apt-get install chromium fonts-noto-cjk，"
                "或设置环境变量 CHROMIUM_PATH 指向 Chromium/Chrome 可执行文件。")
 

@@ -1,5 +1,8 @@
 """术语表（book/glossary.md）：每个词条格式完整（英文名、一句话定义、链接到算出它的那一章），
-每个词条至少被一章用 {term} 链接过，章节里用到的 {term} 都有词条；网站上词条有锚点、搜索找得到。"""
+每个词条至少被一章链接过，章节里链到的词条都存在；网站上词条有锚点、搜索找得到。
+
+链到词条的写法是普通的 Markdown 链接 ``[词元](../book/glossary.md#词元)``（JupyterLab 里也能点开；
+建书时 ``book/_ext/glossary_links.py`` 把它换成术语引用）；不用 MyST 的 ``{term}`` 角色。"""
 
 from __future__ import annotations
 
@@ -11,8 +14,9 @@ import pytest
 from site_tools import ROOT, search
 
 GLOSSARY = ROOT / "book" / "glossary.md"
-TERM_ROLE = re.compile(r"\{term\}`([^`<]+?)(?:\s*<([^>]+)>)?`")
-CHAPTER_LINK = re.compile(r"\{doc\}`第 (\d) 章 </notebooks/(\d\d_\w+)>`")
+# [显示文字](…glossary.md#词条) 或 [显示文字](<…glossary.md#有空格的词条>)
+TERM_LINK = re.compile(r"\[([^\]]+)\]\(<?(?:\.\./book/)?glossary\.md#([^)>]+)>?\)")
+CHAPTER_LINK = re.compile(r"\[第 (\d+) 章\]\(\.\./notebooks/(\d\d_\w+)\.ipynb\)")
 
 
 def glossary_entries(text: str | None = None) -> dict[str, str]:
@@ -31,15 +35,15 @@ def glossary_entries(text: str | None = None) -> dict[str, str]:
 
 
 def term_uses() -> dict[str, set[str]]:
-    """{词条名: 用 {term} 链接它的文件}，在所有 notebook 的文字单元格和 book/ 下的页面里找。"""
+    """{词条名: 链到它的文件}，在所有 notebook 的文字单元格和 book/ 下的页面里找。"""
     uses: dict[str, set[str]] = {}
     sources = {p.name: "\n".join("".join(c["source"]) for c in json.loads(p.read_text(encoding="utf-8"))["cells"]
                                  if c["cell_type"] == "markdown")
                for p in sorted((ROOT / "notebooks").glob("*.ipynb"))}
     sources |= {p.name: p.read_text(encoding="utf-8") for p in sorted((ROOT / "book").glob("*.md"))}
     for name, text in sources.items():
-        for shown, target in TERM_ROLE.findall(text):
-            uses.setdefault((target or shown).strip(), set()).add(name)
+        for _shown, target in TERM_LINK.findall(text):
+            uses.setdefault(target.strip(), set()).add(name)
     return uses
 
 
@@ -49,7 +53,16 @@ ENTRIES = glossary_entries()
 def test_parser_can_fail():
     sample = "```{glossary}\n词元\n  英文 token。一句话。\n\n向量\n  英文 vector。\n```\n"
     assert glossary_entries(sample) == {"词元": "英文 token。一句话。", "向量": "英文 vector。"}
-    assert TERM_ROLE.findall("看 {term}`头` 和 {term}`注意力权重 <注意力权重>`") == [("头", ""), ("注意力权重", "注意力权重")]
+    assert TERM_LINK.findall("看[头](../book/glossary.md#头)和[KV 缓存](<glossary.md#KV 缓存>)，[第 3 章](03_qkv.ipynb)") \
+        == [("头", "头"), ("KV 缓存", "KV 缓存")]
+    assert CHAPTER_LINK.findall("见 [第 1 章](../notebooks/01_rnn_vs_transformer.ipynb)") == [("1", "01_rnn_vs_transformer")]
+
+
+def test_no_term_role_is_left():
+    """书里不再用 MyST 的 {term} 和 {doc} 角色：JupyterLab 里它们显示不出链接，还会在控制台报错。"""
+    sources = [*(ROOT / "notebooks").glob("*.ipynb"), *(ROOT / "book").glob("*.md")]
+    left = [p.name for p in sources if re.search(r"\{(?:term|doc)\}`", p.read_text(encoding="utf-8"))]
+    assert not left, left
 
 
 def test_every_entry_has_english_definition_and_chapter():
@@ -69,19 +82,19 @@ def test_softmax_entry_explains_the_name():
 
 
 def test_every_term_used_in_the_book_is_defined():
-    """{term} 指向的词条都存在（否则 -n 构建报 “term not in glossary”）。"""
+    """链到的词条都存在（否则 -n 构建报 “term not in glossary”）。"""
     assert not set(term_uses()) - set(ENTRIES)
 
 
 def test_every_entry_is_linked_from_a_chapter():
-    """每个词条至少被一章（notebook）用 {term} 链接过：读者是从章节里点进来的。"""
+    """每个词条至少被一章（notebook）链接过：读者是从章节里点进来的。"""
     uses = term_uses()
     orphans = sorted(name for name in ENTRIES if not any(f.endswith(".ipynb") for f in uses.get(name, ())))
     assert not orphans, f"没有任何一章链接这些词条：{orphans}"
 
 
 def test_built_glossary_has_an_anchor_per_term(site):
-    """网站上每个词条一个锚点；章节里的 {term} 链接都指向术语表上存在的锚点，链接文字就是词条名（或显示文字）。"""
+    """网站上每个词条一个锚点；章节里的术语链接都指向术语表上存在的锚点。"""
     page = (site / "book" / "glossary.html").read_text(encoding="utf-8")
     dts = re.findall(r'<dt id="(term-[^"]+)">(.*?)<a class="headerlink"', page, re.S)
     assert sorted(re.sub(r"<[^>]+>", "", text).strip() for _, text in dts) == sorted(ENTRIES)

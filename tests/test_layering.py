@@ -26,7 +26,7 @@ ALLOWED: dict[str, tuple[set[str], set[str]]] = {
     "core": ({"_validation"}, {"numpy"}),
     "lessons": ({"core", "_validation"}, {"numpy"}),
     "plot": (set(), {"numpy", "matplotlib", "mplfonts"}),
-    "widgets": ({"plot"}, {"numpy", "matplotlib", "PIL", "ipywidgets", "IPython"}),
+    "widgets": ({"plot"}, {"numpy", "matplotlib", "PIL", "ipywidgets", "traitlets", "IPython"}),  # traitlets 是 ipywidgets 的
     "figures": ({"lessons", "core", "plot", "widgets", "_validation"}, {"numpy", "matplotlib"}),
     TOP: ({"_validation", "core", "lessons", "plot", "widgets", "figures"}, {"numpy"}),
 }

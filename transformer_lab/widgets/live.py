@@ -6,6 +6,21 @@
 from __future__ import annotations
 
 import ipywidgets as widgets
+import traitlets
+
+
+class FigureImage(widgets.Image):
+    """显示一帧图的图片控件；``tooltip`` 成为 <img> 的 title，也就是读屏软件读出的名字。
+
+    ipywidgets 的 Image 没有 ``description``，可它的前端（jupyterlab_widgets 3.0.x 的
+    ``DOMWidgetView.updateTooltip``）一设 tooltip 就去读 ``description.length``，于是在 JupyterLab 4 里
+    整张图换成一个控件报错框（ipywidgets PR #3921 修这个，尚未发布）。
+    这里补上一个同步到前端的空 ``description``：前端读到 0，就把 tooltip 写成 <img title>。
+    ``tests/test_jupyterlab.py`` 在真的 JupyterLab 里检查它，也检查换回原版 Image 时测试会失败。
+    """
+
+    # 报错框上的原文是 "Click to show javascript error."（写在注释里，不算书里用到的英文词）
+    description = traitlets.Unicode("").tag(sync=True)
 
 
 def _control(s):
@@ -25,10 +40,10 @@ def live_widget(ex) -> widgets.VBox:
     """把 Explorable 变成 ipywidgets：拖动任何滑块都当场重算、重绘。
 
     替代文字写进图片控件的 ``tooltip``：它会同步到浏览器，成为 <img> 的 title 属性，
-    读屏软件把它当作图片的名字读出来（ipywidgets 的 Image 没有 alt 属性可设）。
+    读屏软件把它当作图片的名字读出来（ipywidgets 的 Image 没有 alt 属性可设；见 ``FigureImage``）。
     """
     controls = [_control(s) for s in ex.sliders]
-    image = widgets.Image(format="png", layout=widgets.Layout(max_width="100%"))
+    image = FigureImage(format="png", layout=widgets.Layout(max_width="100%"))
 
     def redraw(_change=None):
         params = {s.name: c.value for s, c in zip(ex.sliders, controls)}

@@ -1,0 +1,290 @@
+"""JupyterLab 浏览器测试的工具：在 127.0.0.1 上启动一个用完即扔的 JupyterLab，用系统里的 Chromium 打开
+notebook、Run All，然后收集读者会看到的一切（活滑块的图、拖动后的新图、控件报错、控制台报错、没渲染的
+MyST、弹窗），写成一份 ``LabReport``。断言在 ``test_jupyterlab.py`` 里。
+
+JupyterLab 的启动选项和 ``python dev.py lab`` 相同（``dev.LAB_OPTIONS``：项目自己的设置默认值、仓库根目录），
+另加几项只属于测试的：随机端口、不要 token、一次性的配置/运行时/用户设置/工作区目录，以及关掉自动保存
+（Run All 改了 notebook 的输出，测试不能把它们写回仓库），检查点 (.ipynb_checkpoints) 也放进一次性目录。
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.util
+import json
+import os
+import re
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import nbformat
+
+from site_tools import ROOT
+
+NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
+# 只属于测试的用户设置（写进一次性的用户设置目录）：不自动保存，免得把 Run All 的输出写回仓库。
+TEST_USER_SETTINGS = {"@jupyterlab/docmanager-extension/plugin.jupyterlab-settings": {"autosave": False}}
+
+# 控制台报错的白名单：每一条都要说明为什么它不是读者能看到的问题。现在是空的。
+CONSOLE_ALLOWED: tuple[str, ...] = ()
+
+# 读者不该看到的 MyST 原始写法（渲染后的 Markdown 文字里）
+RAW_MYST = (":::{", "{term}", "```{", "{doc}", "{dropdown}")
+
+
+def dev_module():
+    """仓库根目录的 dev.py（只为读出 ``LAB_OPTIONS``，让测试和 ``python dev.py lab`` 用同一组选项）。"""
+    spec = importlib.util.spec_from_file_location("dev", ROOT / "dev.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@contextlib.contextmanager
+def jupyterlab(tmp: Path):
+    """启动 JupyterLab（一次性的目录都在 ``tmp`` 下），产出网址前缀；结束时关掉服务器和它的内核。"""
+    dirs = {name: tmp / name for name in ("config", "runtime", "data", "user-settings", "workspaces", "checkpoints")}
+    for d in dirs.values():
+        d.mkdir(parents=True, exist_ok=True)
+    for rel, value in TEST_USER_SETTINGS.items():
+        path = dirs["user-settings"] / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(value), encoding="utf-8")
+    port = _free_port()
+    env = {**os.environ, "JUPYTER_CONFIG_DIR": str(dirs["config"]), "JUPYTER_RUNTIME_DIR": str(dirs["runtime"]),
+           "JUPYTER_DATA_DIR": str(dirs["data"]), "JUPYTER_PLATFORM_DIRS": "1"}
+    cmd = [sys.executable, "-m", "jupyterlab", *dev_module().LAB_OPTIONS, "--no-browser", "--ip=127.0.0.1",
+           f"--port={port}", "--ServerApp.token=", "--ServerApp.password=", "--ServerApp.port_retries=0",
+           f"--LabApp.user_settings_dir={dirs['user-settings']}", f"--LabApp.workspaces_dir={dirs['workspaces']}",
+           f"--FileCheckpoints.checkpoint_dir={dirs['checkpoints']}"]  # 检查点也不落在仓库里
+    if hasattr(os, "geteuid") and os.geteuid() == 0:  # CI 以 root 运行
+        cmd.append("--allow-root")
+    log = open(tmp / "jupyterlab.log", "w", encoding="utf-8")
+    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            try:
+                urllib.request.urlopen(f"{base}/api/status", timeout=2).close()
+                break
+            except OSError:
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError("JupyterLab 没能启动：\n" + (tmp / "jupyterlab.log").read_text()[-3000:])
+                time.sleep(0.3)
+        yield base
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        log.close()
+
+
+def expected_explorables(path: Path) -> list[int]:
+    """notebook 里的可交互图，每张有几个滑块：存档里每张图留着一张静态预览（``tlx-preview``），
+    预览下面那句说明列出了滑块的名字（“可以拖动滑块（名字；名字）”）。"""
+    nb = nbformat.read(path, as_version=4)
+    previews = [out["data"]["text/html"] for cell in nb.cells for out in cell.get("outputs", [])
+                if 'class="tlx-preview"' in out.get("data", {}).get("text/html", "")]
+    return [len(re.search(r"可以拖动滑块（(.*)）。</p>", html_).group(1).split("；")) for html_ in previews]
+
+
+@dataclass
+class SliderMove:
+    """拖动一个滑块：第几张图、第几个滑块、按了哪个键、图有没有换、换图用了多久（秒）。"""
+
+    figure: int
+    slider: int
+    key: str
+    changed: bool
+    seconds: float
+
+
+@dataclass
+class LabReport:
+    """一个 notebook 在 JupyterLab 里 Run All 之后，读者看到的东西。"""
+
+    name: str
+    expected: list[int] = field(default_factory=list)  # 每张可交互图的滑块个数（来自存档里的预览）
+    run_seconds: float = 0.0
+    live_images: int = 0
+    image_names: list[str] = field(default_factory=list)
+    first_image_seconds: float = 0.0
+    moves: list[SliderMove] = field(default_factory=list)
+    widget_errors: int = 0
+    stderr_outputs: list[str] = field(default_factory=list)
+    error_outputs: list[str] = field(default_factory=list)
+    raw_myst: list[str] = field(default_factory=list)
+    dialogs: list[str] = field(default_factory=list)
+    console: list[str] = field(default_factory=list)
+    external: list[str] = field(default_factory=list)
+    menu: str = ""
+    folded_dropdowns: int = 0
+    dropdown_opens: bool = False
+
+    def console_errors(self) -> list[str]:
+        return [m for m in self.console if not any(allowed in m for allowed in CONSOLE_ALLOWED)]
+
+
+# 页面里收集状态的脚本（都只读 DOM）
+_DONE_JS = """() => {
+  const status = document.querySelector('.jp-Notebook-ExecutionIndicator');
+  const prompts = [...document.querySelectorAll('.jp-CodeCell .jp-InputPrompt')];
+  return status && status.getAttribute('data-status') === 'idle' && prompts.length > 0
+         && prompts.every(p => /^\\[\\d+\\]/.test(p.textContent.trim()));
+}"""
+_OUTPUTS_JS = """() => {
+  const text = sel => [...document.querySelectorAll(sel)].map(e => e.textContent.trim().slice(0, 300));
+  return {
+    stderr: text('.jp-OutputArea-output[data-mime-type="application/vnd.jupyter.stderr"]'),
+    errors: text('.jp-OutputArea-output[data-mime-type="application/vnd.jupyter.error"]'),
+    widgetErrors: document.querySelectorAll('.jupyter-widgets-error-widget').length,
+    markdown: [...document.querySelectorAll('.jp-MarkdownCell .jp-MarkdownOutput, .jp-MarkdownCell .myst')]
+                .map(e => e.textContent),
+    dialogs: [...document.querySelectorAll('.jp-Dialog, .Toastify__toast, .jp-toast')].map(e => e.textContent.trim()),
+    menu: [...document.querySelectorAll('.lm-MenuBar-itemLabel')].map(e => e.textContent).join(' '),
+    dropdowns: [...document.querySelectorAll('.jp-MarkdownCell details')].map(d => d.open),
+  };
+}"""
+
+
+def open_notebook(context, base: str, path: Path, report: LabReport):
+    """在新标签页里打开 notebook（每个 notebook 一个工作区，几个标签页互不打扰），等内核就绪，点 Run All。"""
+    page = context.new_page()
+    page.on("console", lambda m: report.console.append(m.text) if m.type == "error" else None)
+    page.on("pageerror", lambda e: report.console.append(f"pageerror: {e} {e.stack or ''}"[:600]))
+    page.route("**/*", lambda r: r.continue_() if r.request.url.startswith((base, "data:", "blob:"))
+               else (report.external.append(r.request.url), r.abort()))
+    rel = path.relative_to(ROOT).as_posix()
+    page.goto(f"{base}/lab/workspaces/{path.stem}/tree/{rel}")
+    page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=120_000)
+    page.wait_for_function("() => (document.querySelector('.jp-Notebook-ExecutionIndicator') || {})"
+                           ".getAttribute && document.querySelector('.jp-Notebook-ExecutionIndicator')"
+                           ".getAttribute('data-status') === 'idle'", timeout=120_000)
+    _run_all(page)
+    return page
+
+
+def _run_all(page) -> None:
+    """菜单 运行 → 运行所有单元格（按命令名找菜单项，不依赖界面语言）。"""
+    for item in page.locator(".lm-MenuBar-item").all():
+        item.click()
+        entry = page.locator("li.lm-Menu-item[data-command='runmenu:run-all']")
+        if entry.count():
+            entry.first.click()
+            return
+        page.keyboard.press("Escape")
+    raise AssertionError("菜单里找不到“运行所有单元格”(runmenu:run-all)")
+
+
+def wait_all_done(pages: dict, started: dict, timeout_s: float = 900) -> dict[str, float]:
+    """轮流查看每个标签页，直到它们都跑完（内核空闲、每个代码单元格都有执行编号）；返回各自用了几秒。"""
+    done: dict[str, float] = {}
+    deadline = time.monotonic() + timeout_s
+    while len(done) < len(pages):
+        for name, page in pages.items():
+            if name not in done and page.evaluate(_DONE_JS):
+                done[name] = time.monotonic() - started[name]
+        if time.monotonic() > deadline:
+            raise AssertionError(f"这些 notebook 在 {timeout_s:.0f} 秒内没跑完：{sorted(set(pages) - set(done))}")
+        time.sleep(0.25)
+    return done
+
+
+# 图片的像素摘要：把 <img> 画到画布上，对像素做 FNV-1a 哈希。只比 src 不够——换一帧时 src 总会变成新的 blob，
+# 哪怕像素一模一样（滑块没起作用）。
+_DIGEST_JS = """async img => {
+  if (!img.complete || !img.naturalWidth) return "";
+  const c = document.createElement("canvas");
+  c.width = img.naturalWidth; c.height = img.naturalHeight;
+  const ctx = c.getContext("2d");
+  ctx.drawImage(img, 0, 0);
+  const data = ctx.getImageData(0, 0, c.width, c.height).data;
+  let h = 2166136261;
+  for (let i = 0; i < data.length; i++) { h ^= data[i]; h = Math.imul(h, 16777619); }
+  return `${c.width}x${c.height}:${h >>> 0}`;
+}"""
+
+
+def _frame(widget) -> tuple[str, str]:
+    """活图当前的 (src, 像素摘要)。"""
+    img = widget.locator("img.widget-image").first
+    return img.get_attribute("src") or "", img.evaluate(_DIGEST_JS)
+
+
+def _wait_new_frame(widget, old: tuple[str, str], start: float, timeout_s: float = 15) -> tuple[bool, float]:
+    """等图片换成新的一帧（src 变了且图已载入）：返回（像素变了没有，从 ``start`` 算起的用时）。超时算没变。"""
+    while time.monotonic() - start < timeout_s:
+        src, digest = _frame(widget)
+        if src not in ("", old[0]) and digest:
+            return digest != old[1], time.monotonic() - start
+        time.sleep(0.02)
+    return False, timeout_s
+
+
+def move_sliders(page, report: LabReport) -> None:
+    """每张活图的每个滑块：聚焦滑块的手柄，按 End（已经在最右就按 Home），看图的像素有没有变。"""
+    widgets = page.locator(".jp-OutputArea-output .widget-vbox").filter(has=page.locator("img.widget-image"))
+    for i in range(widgets.count()):
+        widget = widgets.nth(i)
+        widget.scroll_into_view_if_needed()
+        handles = widget.locator(".noUi-handle")
+        for j in range(handles.count()):
+            handle = handles.nth(j)
+            old = _frame(widget)
+            handle.focus()
+            key = "Home" if handle.get_attribute("aria-valuenow") == handle.get_attribute("aria-valuemax") else "End"
+            start = time.monotonic()
+            page.keyboard.press(key)
+            changed, seconds = _wait_new_frame(widget, old, start)
+            report.moves.append(SliderMove(i, j, key, changed, seconds))
+
+
+def inspect(page, report: LabReport) -> None:
+    """Run All 之后：活图、控件报错、stderr、没渲染的 MyST、弹窗、菜单语言、小测验折叠。"""
+    images = page.locator(".jp-OutputArea-output img.widget-image")
+    report.live_images = sum(1 for k in range(images.count())
+                             if images.nth(k).evaluate("img => img.complete && img.naturalWidth > 0"))
+    report.image_names = [images.nth(k).evaluate("img => img.title") for k in range(images.count())]
+    state = page.evaluate(_OUTPUTS_JS)
+    report.widget_errors = state["widgetErrors"]
+    report.stderr_outputs, report.error_outputs = state["stderr"], state["errors"]
+    report.raw_myst = sorted({m for text in state["markdown"] for m in RAW_MYST if m in text})
+    report.dialogs, report.menu = state["dialogs"], state["menu"]
+    report.folded_dropdowns = sum(1 for is_open in state["dropdowns"] if not is_open)
+    summaries = page.locator(".jp-MarkdownCell details > summary")
+    if summaries.count():  # 点开第一道题，答案要真的展开
+        summaries.first.scroll_into_view_if_needed()
+        summaries.first.click()
+        report.dropdown_opens = page.locator(".jp-MarkdownCell details").first.evaluate("d => d.open")
+
+
+def run_in_lab(context, base: str, paths: list[Path]) -> dict[str, LabReport]:
+    """在同一个 JupyterLab 里同时打开并运行这些 notebook（内核并行地跑），然后逐个检查、拖动滑块。"""
+    reports = {p.stem: LabReport(p.stem, expected=expected_explorables(p)) for p in paths}
+    pages, started = {}, {}
+    for p in paths:
+        pages[p.stem] = open_notebook(context, base, p, reports[p.stem])
+        started[p.stem] = time.monotonic()
+    time.sleep(0.5)  # 点下 Run All 之后，单元格先全部排队（提示符变成 [*]），之后才开始看有没有跑完
+    for name, seconds in wait_all_done(pages, started).items():
+        reports[name].run_seconds = seconds
+    for name, page in pages.items():
+        page.bring_to_front()
+        inspect(page, reports[name])
+        move_sliders(page, reports[name])
+        page.close()
+    return reports

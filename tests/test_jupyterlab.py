@@ -1,0 +1,87 @@
+"""JupyterLab 测试：读者在自己电脑上运行本书的地方。
+
+启动一个用完即扔的 JupyterLab（和 ``python dev.py lab`` 同样的选项：中文界面、不弹新闻、仓库根目录），
+用系统里的 Chromium 打开**每一章**，菜单 运行 → 运行所有单元格，然后像读者一样检查：
+
+* 每张可交互图都显示成活的图片（不是 “Click to show javascript error”），图片有读屏软件能读出的名字；
+* 每个滑块用键盘拖动（聚焦手柄，按 End / Home）之后，图的像素真的变了；
+* 没有控件报错、没有 stderr 或报错输出、控制台没有报错（白名单见 ``lab_tools.CONSOLE_ALLOWED``，现在为空）；
+* 渲染出来的 Markdown 里没有 MyST 原始写法（``:::{``、``{term}``、```` ```{ ````）；小测验是折叠的，点开能展开；
+* 没有弹窗、没有通知，菜单是中文；页面没有请求 127.0.0.1 以外的任何地址；仓库里的 notebook 没有被改写。
+
+``test_the_checks_catch_a_broken_notebook`` 用 ``tests/fixtures/lab_broken.ipynb`` 证明这些检查会失败：
+它换回有 tooltip 缺陷的原版 ``ipywidgets.Image``、放一张拖了也不变的图、一个 ``{term}`` 角色和一段原始写法。
+
+所有 notebook 在同一个 JupyterLab 里同时运行（各自一个内核、一个标签页）。找不到 Chromium 时跳过。
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+
+import pytest
+
+from lab_tools import NOTEBOOKS, ROOT, jupyterlab, run_in_lab
+
+FIXTURE = ROOT / "tests" / "fixtures" / "lab_broken.ipynb"
+CHAPTERS = [p.stem for p in NOTEBOOKS]
+LATIN_WORD = re.compile(r"[A-Za-z]{2,}")
+
+
+def _digest(paths) -> dict[str, str]:
+    return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in paths}
+
+
+@pytest.fixture(scope="module")
+def lab(browser, tmp_path_factory):
+    """在 JupyterLab 里运行全部章节和反证 notebook，返回 {名字: LabReport}，以及运行前后 notebook 的摘要。
+
+    ``browser`` 是 conftest.py 里全体浏览器测试共用的 Chromium（找不到时整个文件跳过）。"""
+    before = _digest([*NOTEBOOKS, FIXTURE])
+    with jupyterlab(tmp_path_factory.mktemp("jupyterlab")) as base:
+        context = browser.new_context(viewport={"width": 1280, "height": 900})
+        reports = run_in_lab(context, base, [*NOTEBOOKS, FIXTURE])
+        context.close()
+    return reports, before, _digest([*NOTEBOOKS, FIXTURE])
+
+
+@pytest.mark.parametrize("name", CHAPTERS)
+def test_chapter_runs_in_jupyterlab(lab, name):
+    r = lab[0][name]
+    assert r.expected, f"{name}：存档里没有可交互图的预览（先运行 python dev.py refresh）"
+    assert r.live_images == len(r.expected), f"{name}：{len(r.expected)} 张可交互图，显示出来的活图只有 {r.live_images} 张"
+    assert all(n.strip() for n in r.image_names), f"{name}：有活图没有名字（<img title>）：{r.image_names}"
+    moved = [(m.figure, m.slider) for m in r.moves]
+    assert moved == [(i, j) for i, n in enumerate(r.expected) for j in range(n)], f"{name}：拖动过的滑块 {moved}"
+    frozen = [(m.figure, m.slider, m.key) for m in r.moves if not m.changed]
+    assert not frozen, f"{name}：这些滑块拖动后图没有变：{frozen}"
+    assert r.widget_errors == 0, f"{name}：{r.widget_errors} 个控件显示 “Click to show javascript error”"
+    assert not r.stderr_outputs and not r.error_outputs, f"{name}：{r.stderr_outputs + r.error_outputs}"
+    assert not r.console_errors(), f"{name}：浏览器控制台报错：{r.console_errors()[:5]}"
+    assert not r.raw_myst, f"{name}：渲染后的文字里有 MyST 原始写法 {r.raw_myst}"
+    assert r.folded_dropdowns > 0 and r.dropdown_opens, f"{name}：小测验没有折叠，或点开后没有展开"
+    assert not r.dialogs, f"{name}：出现了弹窗或通知：{r.dialogs}"
+    assert not r.external, f"{name}：页面请求了外部地址：{r.external[:5]}"
+
+
+def test_jupyterlab_speaks_chinese(lab):
+    menus = {r.menu for r in lab[0].values()}
+    assert len(menus) == 1 and "文件" in next(iter(menus)) and not LATIN_WORD.search(next(iter(menus))), menus
+
+
+def test_running_does_not_write_the_notebooks(lab):
+    """Run All 改了界面里的输出；测试关掉了自动保存，仓库里的文件必须原封不动。"""
+    _, before, after = lab
+    assert before == after
+
+
+def test_the_checks_catch_a_broken_notebook(lab):
+    """反证：上面每一类检查都会在 lab_broken.ipynb 上失败。"""
+    r = lab[0][FIXTURE.stem]
+    assert r.widget_errors == 1  # 原版 ipywidgets.Image + tooltip：前端读 description.length 出错
+    assert r.live_images == 1  # 只有那张"不会动的图"是活的
+    assert [m.changed for m in r.moves] == [False]  # 它的滑块拖了也不换像素
+    assert any("Cross reference target was not found: term-词元" in m for m in r.console_errors())
+    assert any("Could not create a view for model id" in m for m in r.console_errors())
+    assert r.raw_myst == ["{dropdown}"]
