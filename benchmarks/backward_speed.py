@@ -24,9 +24,9 @@ import time  # noqa: E402
 import numpy as np  # noqa: E402
 
 from transformer_lab.core.attention import causal_mask, scaled_dot_product_attention  # noqa: E402
-from transformer_lab.core.backward import scaled_dot_product_attention_backward  # noqa: E402
+from transformer_lab.core.attention import scaled_dot_product_attention_backward  # noqa: E402
 from transformer_lab.core.multihead import multi_head_attention  # noqa: E402
-from transformer_lab.core.multihead_backward import multi_head_attention_backward  # noqa: E402
+from transformer_lab.core.multihead import multi_head_attention_backward  # noqa: E402
 
 T, D, H = 256, 512, 8
 REPEATS = 25

@@ -26,7 +26,8 @@ import time  # noqa: E402
 import numpy as np  # noqa: E402
 
 from transformer_lab.core.attention import causal_mask, scaled_dot_product_attention  # noqa: E402
-from transformer_lab.core.kv_cache import KVCache, decode_multiply_adds  # noqa: E402
+from transformer_lab.core.kv_cache import KVCache  # noqa: E402
+from transformer_lab.lessons.costs import decode_multiply_adds  # noqa: E402
 from transformer_lab.core.multihead import split_heads  # noqa: E402
 from transformer_lab.core.tiled import tiled_attention  # noqa: E402
 from transformer_lab.lessons.timing import peak_bytes  # noqa: E402  同一把尺子：第 7 章正文也用它

@@ -17,7 +17,7 @@ import time  # noqa: E402
 
 import numpy as np  # noqa: E402
 
-from transformer_lab.core.layer_backward import cross_entropy  # noqa: E402
+from transformer_lab.core.loss import cross_entropy  # noqa: E402
 from transformer_lab.lessons import tiny_transformer as tt  # noqa: E402
 
 REPEATS = 200

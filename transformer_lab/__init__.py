@@ -1,6 +1,6 @@
 """Transformer 实验室 (transformer_lab)：本书所有章节共用的 NumPy 小工具包。
 
-包里分四层，文件夹就是层（只许上层导入下层）::
+包里分五层，文件夹就是层（只许上层导入下层）::
 
     figures/   每章的可交互图（一章一个模块）           → lessons、core、plot、widgets
     lessons/   为讲解设计的数据和小实验（只依赖 NumPy） → core
@@ -17,25 +17,26 @@ from __future__ import annotations
 
 import importlib
 
-from .core.attention import causal_mask, scaled_dot_product_attention, softmax
-from .core.backward import linear_backward, scaled_dot_product_attention_backward, softmax_backward
-from .core.kv_cache import KVCache, decode_multiply_adds, kv_cache_bytes
-from .core.layer import embed, encoder_layer, feed_forward, init_encoder_params, layer_norm
-from .core.layer_backward import (cross_entropy, cross_entropy_backward, embedding_backward, feed_forward_backward,
-                                  layer_norm_backward)
-from .core.multihead import merge_heads, multi_head_attention, split_heads
-from .core.multihead_backward import multi_head_attention_backward
-from .core.encoder_backward import encoder_layer_backward
+from .core.attention import causal_mask, scaled_dot_product_attention, scaled_dot_product_attention_backward
+from .core.embedding import embed, embedding_backward
+from .core.encoder import encoder_layer, encoder_layer_backward, encoder_layer_steps, init_encoder_params
+from .core.feed_forward import feed_forward, feed_forward_backward
+from .core.kv_cache import KVCache
+from .core.layer_norm import layer_norm, layer_norm_backward
+from .core.linear import linear_backward
+from .core.loss import cross_entropy, cross_entropy_backward
+from .core.multihead import merge_heads, multi_head_attention, multi_head_attention_backward, split_heads
 from .core.positional import positional_frequencies, rope, sinusoidal_positional_encoding
 from .core.qkv import init_qkv_weights, qkv_projections
-from .core.rnn import chapter_rnn, input_jacobians, orthogonal_recurrent_weights, rnn_forward
+from .core.rnn import input_jacobians, orthogonal_recurrent_weights, random_rnn, rnn_forward
 from .core.similarity import cosine_similarity, dot
+from .core.softmax import softmax, softmax_backward
 from .core.tiled import tiled_attention
 from .core import similarity
 from .lessons import (costs, dependency_graph, geometry, library, long_context, positions, saturation, show, timing,
                       toy_lexicon, toy_sentences)
 from .lessons import head_shapes, head_training, learned_glasses
-from .lessons import deep_stack, layer_story, tiny_transformer
+from .lessons import deep_stack, layer_story, optim, runs, tiny_transformer
 
 __all__ = [
     # core：论文本身
@@ -53,18 +54,17 @@ __all__ = [
     "rnn_forward",
     "orthogonal_recurrent_weights",
     "input_jacobians",
-    "chapter_rnn",
+    "random_rnn",
     "dot",
     "cosine_similarity",
     "similarity",
     "tiled_attention",
     "KVCache",
-    "decode_multiply_adds",
-    "kv_cache_bytes",
     "layer_norm",
     "feed_forward",
     "embed",
     "encoder_layer",
+    "encoder_layer_steps",
     "init_encoder_params",
     # core：反向传播（本书自己手写的梯度）
     "softmax_backward",
@@ -95,6 +95,8 @@ __all__ = [
     "deep_stack",
     "layer_story",
     "tiny_transformer",
+    "optim",
+    "runs",
     # 全书自测（和网站上的自测页同一份题库）
     "self_test",
     # 按需加载
@@ -105,10 +107,10 @@ __all__ = [
 __version__ = "0.2.0"
 
 _LAZY = {"plotting": ".plot", "explore": ".explore"}
-_RENAMED = {  # 第 1–4 章早期用过的模块名 → 现在的位置
-    "projections": "tl.qkv_projections / tl.init_qkv_weights、tl.geometry、tl.library",
-    "recurrence": "tl.dependency_graph，以及 tl.orthogonal_recurrent_weights / tl.input_jacobians",
-    "scaling": "tl.saturation",
+_RENAMED = {  # 改过名的公开名字 → 现在的位置（旧名字给出中文提示，而不是英文的 AttributeError）
+    "chapter_rnn": "tl.random_rnn（同样的参数，同样的结果）",
+    "decode_multiply_adds": "tl.costs.decode_multiply_adds（所有数数都在 tl.costs 里）",
+    "kv_cache_bytes": "tl.costs.kv_cache_bytes（所有数数都在 tl.costs 里）",
 }
 
 
@@ -140,5 +142,5 @@ def __getattr__(name: str):
     if name in _LAZY:
         return importlib.import_module(_LAZY[name], __name__)
     if name in _RENAMED:
-        raise AttributeError(f"tl.{name} 已经拆分改名，请改用 {_RENAMED[name]}。")
+        raise AttributeError(f"tl.{name} 已经改名或搬家，请改用 {_RENAMED[name]}。")
     raise AttributeError(f"模块 transformer_lab 没有属性 {name!r}")

@@ -246,3 +246,53 @@ def boolean(x: object, name: str) -> bool:
     if not isinstance(x, (bool, np.bool_)):
         raise TypeError(f"{name} 必须是 bool（True 或 False），收到的是 {describe(x)}。")
     return bool(x)
+
+
+def int_in_range(n: object, name: str, low: int, high: int) -> int:
+    """[low, high] 之间的整数（bool 不算）。"""
+    n = _int_at_least(n, name, low, "正整数" if low == 1 else f"不小于 {low} 的整数")
+    if n > high:
+        raise ValueError(f"{name} 必须在 [{low}, {high}] 之内，收到的是 {n}。")
+    return n
+
+
+def heads_divide(d_model: int, num_heads: int, source: str = "x 的最后一维", name: str = "d_model") -> None:
+    """多头注意力的规则：d_model 必须能被头数整除（每个头分到 d_k = d_model / H 维）。
+
+    ``source`` 说明 d_model 从哪里来（"x 的最后一维"；直接是调用者的参数时传 ""），``name`` 是它在报错里的名字。
+    """
+    if d_model % num_heads:
+        where = f"{source} " if source else ""
+        raise ValueError(f"{where}{name}={d_model} 必须能被 num_heads={num_heads} 整除（例如 512 = 8 × 64）。")
+
+
+def token_ids(ids: object, name: str, vocab_size: int) -> np.ndarray:
+    """词编号 (token ids)：整数 NumPy 数组，非空，每个值在 [0, vocab_size) 之内。"""
+    if not isinstance(ids, np.ndarray):
+        raise TypeError(f"{name} 必须是整数 NumPy 数组，收到的是 {describe(ids)}。"
+                        f"提示：np.asarray({name}, dtype=int)。")
+    if ids.dtype.kind not in "iu":
+        raise TypeError(f"{name} 是词的编号，dtype 必须是整数，收到的是 dtype={ids.dtype}。"
+                        f"提示：{name}.astype(int)（先确认里面都是整数）。")
+    if ids.size == 0:
+        raise ValueError(f"{name} 不能是空数组，收到的 shape={ids.shape}。")
+    bad = (ids < 0) | (ids >= vocab_size)
+    if np.any(bad):
+        where = tuple(int(i) for i in np.argwhere(bad)[0])
+        raise ValueError(f"{name} 越界：词表只有 V={vocab_size} 个词，编号应在 [0, {vocab_size - 1}] 之内，"
+                         f"收到位置 {where} 的值 {int(ids[where])}。")
+    return ids
+
+
+def vector(v: object, name: str, length: int, hint: str = "") -> np.ndarray:
+    """长度为 ``length`` 的一维实数数组（LayerNorm 的 γ、β，偏置……）。"""
+    v = as_real_array(v, name)
+    check_shape(v, name, (length,), hint or f"（长度必须等于 x 的最后一维 D={length}）")
+    return v
+
+
+def grad_like(grad_out: object, shape: tuple[int, ...], name: str = "grad_out") -> np.ndarray:
+    """反向函数收到的梯度：实数数组，形状必须等于前向输出的形状。"""
+    grad_out = as_real_array(grad_out, name)
+    check_shape(grad_out, name, shape, f"（{name} 是损失对前向输出的梯度，必须与前向输出同形状）")
+    return grad_out

@@ -12,7 +12,8 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import transformer_lab as tl
-from transformer_lab.core.attention import attend, softmax_unchecked
+from transformer_lab.core.attention import attend
+from transformer_lab.core.softmax import softmax_unchecked
 
 FINITE = st.floats(-50, 50, allow_nan=False, allow_infinity=False)
 MATRICES = hnp.arrays(np.float64, hnp.array_shapes(min_dims=2, max_dims=2, max_side=6), elements=FINITE)

@@ -14,9 +14,10 @@ from hypothesis import strategies as st
 
 import transformer_lab as tl
 from conftest import check_error
-from transformer_lab.core.backward import (linear_backward, scaled_dot_product_attention_backward,
-                                           softmax_backward)
-from transformer_lab.core.multihead_backward import multi_head_attention_backward
+from transformer_lab.core.attention import scaled_dot_product_attention_backward
+from transformer_lab.core.linear import linear_backward
+from transformer_lab.core.softmax import softmax_backward
+from transformer_lab.core.multihead import multi_head_attention_backward
 
 EPS, TOL = 1e-5, 1e-6  # 差分步长：截断误差 ~ε² ≈ 1e-10，舍入误差 ~|L|·1e-16/ε ≈ 1e-11·|L|
 

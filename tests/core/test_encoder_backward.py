@@ -9,8 +9,7 @@ from hypothesis import strategies as st
 from test_layer import assert_close_grad, numeric_grad, random_params
 
 import transformer_lab as tl
-from transformer_lab.core.encoder_backward import encoder_layer_backward
-from transformer_lab.core.layer import PARAM_KEYS, encoder_layer, init_encoder_params
+from transformer_lab.core.encoder import PARAM_KEYS, encoder_layer, encoder_layer_backward, init_encoder_params
 
 
 def _check_all_grads(x, p, H, mask, norm_first, g):
@@ -99,7 +98,7 @@ def test_bad_input_raises_clear_chinese_error(fn, exc, pattern):
 
 @pytest.mark.parametrize("norm_first", [False, True])
 def test_float32_is_preserved_and_vjp_matches_backward(norm_first):
-    from transformer_lab.core.encoder_backward import encoder_layer_vjp
+    from transformer_lab.core.encoder import encoder_layer_vjp
 
     rng = np.random.default_rng(8)
     p = random_params(rng, 8, 16)

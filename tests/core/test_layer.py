@@ -15,9 +15,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import transformer_lab as tl
-from transformer_lab.core.layer import PARAM_KEYS, embed, encoder_layer, feed_forward, init_encoder_params, layer_norm
-from transformer_lab.core.layer_backward import (cross_entropy, cross_entropy_backward, embedding_backward,
-                                                 feed_forward_backward, layer_norm_backward)
+from transformer_lab.core.embedding import embed, embedding_backward
+from transformer_lab.core.encoder import PARAM_KEYS, encoder_layer, init_encoder_params
+from transformer_lab.core.feed_forward import feed_forward, feed_forward_backward
+from transformer_lab.core.layer_norm import layer_norm, layer_norm_backward
+from transformer_lab.core.loss import cross_entropy, cross_entropy_backward
 
 EPS = 1e-5
 

@@ -169,7 +169,7 @@ def test_orthogonal_recurrent_weights_any_gain(gain):
 def test_integer_arguments_give_finite_arrays(T, d_in, d_h):
     rng = np.random.default_rng(0)
     finite_or_overflow_error(attention.causal_mask, T)
-    finite_or_overflow_error(rnn.chapter_rnn, T, d_in, d_h, rng)
+    finite_or_overflow_error(rnn.random_rnn, T, d_in, d_h, rng)
     finite_or_overflow_error(qkv.init_qkv_weights, d_in, d_h, rng)
 
 

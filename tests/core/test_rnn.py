@@ -221,18 +221,18 @@ def test_orthogonal_weights_same_seed_same_matrix_and_gain_only_scales():
     np.testing.assert_allclose(a, 0.9 * b, rtol=1e-15)
 
 
-def test_chapter_rnn_is_the_recipe_in_its_docstring():
+def test_random_rnn_is_the_recipe_in_its_docstring():
     """独立地照说明书重抽一遍：先 Q（增益 1 的正交矩阵），再 W_xh / √d_in，最后标准正态的 x。"""
-    q, w_xh, x = tl.chapter_rnn(60, 4, 16, np.random.default_rng(1))
+    q, w_xh, x = tl.random_rnn(60, 4, 16, np.random.default_rng(1))
     rng = np.random.default_rng(1)
     np.testing.assert_array_equal(q, rnn.orthogonal_recurrent_weights(16, 1.0, rng))
     np.testing.assert_array_equal(w_xh, rng.standard_normal((4, 16)) / 2)
     np.testing.assert_array_equal(x, rng.standard_normal((60, 4)))
 
 
-def test_chapter_rnn_memory_decays_faster_than_gain():
+def test_random_rnn_memory_decays_faster_than_gain():
     """正文的 16 维 RNN（g = 0.9，输入强度 0.5）：第 60 步的影响力远小于第 1 步，每步衰减得比 g 还快。"""
-    q, w_xh, x = tl.chapter_rnn(60, 4, 16, np.random.default_rng(1))
+    q, w_xh, x = tl.random_rnn(60, 4, 16, np.random.default_rng(1))
     _, jac = rnn.input_jacobians(0.5 * x, w_xh, 0.9 * q)
     influence = np.linalg.norm(jac[:, 0], ord=2, axis=(-2, -1))
     assert influence[-1] < 1e-6 * influence[0]

@@ -24,9 +24,9 @@ def test_memory_starts_at_the_chapter_values(memory):
     assert memory.start == {"gain": 0.9, "input_scale": 0.5}  # 正文讲的是 g = 0.9、输入强度 0.5
 
 
-def test_memory_is_the_chapter_rnn(memory):
-    """图里的 RNN 就是正文里的那个：tl.chapter_rnn(60, 4, 16, 种子 1)，W_hh = 0.9 Q，输入乘 0.5。"""
-    q, w_xh, x = tl.chapter_rnn(60, 4, 16, np.random.default_rng(1))
+def test_memory_is_the_chapters_random_rnn(memory):
+    """图里的 RNN 就是正文里的那个：tl.random_rnn(60, 4, 16, 种子 1)，W_hh = 0.9 Q，输入乘 0.5。"""
+    q, w_xh, x = tl.random_rnn(60, 4, 16, np.random.default_rng(1))
     _, jac = input_jacobians(0.5 * x, w_xh, 0.9 * q)
     drawn = memory.update(gain=0.9, input_scale=0.5)
     np.testing.assert_allclose(drawn["influence"], np.linalg.norm(jac[:, 0], ord=2, axis=(-2, -1)))
@@ -85,8 +85,8 @@ def test_queue_facts(queue):
     assert long["rnn"][0] < short["rnn"][0]  # 句子变长，RNN 里第 1 个词的影响变小
 
 
-def test_queue_rnn_is_the_chapter_rnn(queue):
-    q, w_xh, x = tl.chapter_rnn(64, 4, 16, np.random.default_rng(1))
+def test_queue_rnn_is_the_chapters_random_rnn(queue):
+    q, w_xh, x = tl.random_rnn(64, 4, 16, np.random.default_rng(1))
     _, jac = input_jacobians(0.5 * x[:32], w_xh, 0.9 * q)  # 只读前 32 个词
     expected = np.linalg.norm(jac[31], ord=2, axis=(-2, -1))
     np.testing.assert_allclose(queue.update(T=32)["rnn"], expected, rtol=1e-12)

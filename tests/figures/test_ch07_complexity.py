@@ -5,7 +5,7 @@ import pytest
 
 from conftest import check_error
 from transformer_lab import explore
-from transformer_lab.core.kv_cache import kv_cache_bytes
+from transformer_lab.lessons.costs import kv_cache_bytes
 
 
 @pytest.fixture(scope="module")

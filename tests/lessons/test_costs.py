@@ -97,7 +97,8 @@ ERROR_CASES = [
     ("layer-n-too-big", lambda: costs.layer_costs(costs.MAX_N + 1, 4), VE, r"n 必须在 \[1, 1048576\] 之内.*1048577"),
     ("layer-d-too-big", lambda: costs.layer_costs(4, costs.MAX_D + 1), VE, r"d 必须在 \[1, 65536\] 之内.*65537"),
     ("layer-d-float", lambda: costs.layer_costs(4, 2.0), TE, r"d 必须是正整数.*float 2\.0"),
-    ("scores-dtype", lambda: costs.score_matrix_bytes(4, "int8"), VE, r"dtype='int8' 不存在.*'float16'"),
+    ("scores-dtype", lambda: costs.score_matrix_bytes(4, "int8"), VE, r"dtype 必须是 float64、float32、float16 之一.*'int8'"),
+    ("scores-dtype-junk", lambda: costs.score_matrix_bytes(4, "浮点"), VE, r"dtype 必须是.*'浮点'"),
     ("scores-heads-zero", lambda: costs.score_matrix_bytes(4, heads=0), VE, r"heads 必须是正整数"),
     ("ffn-d_ff-negative", lambda: costs.feedforward_multiply_adds(4, 2, d_ff=-1), VE, r"d_ff 必须是正整数"),
 ]

@@ -8,8 +8,8 @@ from hypothesis import strategies as st
 from conftest import check_error
 from transformer_lab.core.attention import scaled_dot_product_attention
 from transformer_lab.core.multihead import multi_head_attention, split_heads
-from transformer_lab.lessons.head_shapes import (heads_by_block_product, heads_by_loop, multi_head_multiply_adds,
-                                                 multi_head_parameters, naive_split, shape_trace)
+from transformer_lab.lessons.costs import multi_head_multiply_adds, multi_head_parameters
+from transformer_lab.lessons.head_shapes import heads_by_block_product, heads_by_loop, naive_split, shape_trace
 
 
 def test_naive_split_mixes_tokens():

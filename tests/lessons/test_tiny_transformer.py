@@ -7,6 +7,7 @@ from conftest import check_error
 from hypothesis import given
 from hypothesis import strategies as st
 
+import transformer_lab as tl
 from transformer_lab.lessons import tiny_transformer as tt
 
 
@@ -43,7 +44,7 @@ def test_loss_and_grads_match_finite_differences(use_pe):
 
 def test_first_adam_step_moves_every_weight_by_lr_against_the_gradient_sign():
     params, grads = {"w": np.array([1.0, 2.0, 3.0])}, {"w": np.array([0.5, -1e-3, 20.0])}
-    new, state = tt.adam(params, grads, {}, lr=0.1)
+    new, state = tl.optim.adam(params, grads, {}, lr=0.1)
     np.testing.assert_allclose(new["w"], [0.9, 2.1, 2.9], rtol=1e-4)  # m̂/√v̂ = g/|g|：梯度大小不影响第一步（ε 带来 1e-5 级的差）
     assert state["t"] == 1 and params["w"].tolist() == [1.0, 2.0, 3.0]  # 不改动传入的参数
 

@@ -1,10 +1,16 @@
-"""注意力的核心：softmax、因果掩码与缩放点积注意力。
+"""注意力的核心：因果掩码与缩放点积注意力，前向和反向放在一起。
 
 公式 (Vaswani et al., 2017, 式 1)::
 
     Attention(Q, K, V) = softmax(Q Kᵀ / √d_k) V
 
-本模块只依赖 NumPy。约定行向量：每个词是一行，``x @ w``。
+    前向：S = scale · Q Kᵀ,  P = softmax(S),  out = P V
+    反向：∂L/∂V = Pᵀ G,  ∂L/∂P = G Vᵀ,  ∂L/∂S = P ⊙ (∂L/∂P − rowsum(P ⊙ ∂L/∂P)),
+          ∂L/∂Q = scale · ∂L/∂S · K,  ∂L/∂K = scale · (∂L/∂S)ᵀ · Q
+
+反向时重新算一遍前向的注意力权重 P（不在任何对象里偷偷存中间结果）。``check_qkv``、``attend`` 和
+``attention_grads*`` 是给本包其他模块（多头注意力、分块注意力、KV 缓存）用的：前者检查输入，后几个是
+不做检查的计算核。本模块只依赖 NumPy。约定行向量：每个词是一行，``x @ w``。
 形状字母：T 查询位置数，S 键位置数，d_k 每个查询/键向量的长度，d_v 值向量的长度。
 """
 
@@ -13,53 +19,10 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _validation as check
+from .softmax import softmax_backward_unchecked, softmax_unchecked
 
-__all__ = ["softmax", "causal_mask", "scaled_dot_product_attention"]
-
-
-def softmax_unchecked(x: np.ndarray, axis: int = -1) -> np.ndarray:
-    """不做检查的 softmax，供本包内部使用（允许 -inf，表示被掩掉的位置）。"""
-    with np.errstate(over="ignore"):  # 相差超过 ~1.8e308 的两个分数：差值溢出成 -inf，e^-inf = 0 正是对的
-        shifted = x - np.max(x, axis=axis, keepdims=True)  # 减去最大值：e^x 不会溢出
-    e = np.exp(shifted)
-    return e / np.sum(e, axis=axis, keepdims=True)
-
-
-def softmax(x: np.ndarray, axis: int = -1) -> np.ndarray:
-    """数值稳定的 softmax (softmax)：把一串任意实数变成加起来等于 1 的正数。
-
-    softmax(x)_i = e^{x_i} / Σ_j e^{x_j}。实现时先减去最大值，结果不变但不会溢出。
-
-    Parameters
-    ----------
-    x : ndarray of shape (...)
-        任意形状的实数数组。允许 ``-inf``（表示"不许看"的位置），但沿 ``axis`` 的每一行
-        至少要有一个有限值。
-    axis : int, default -1
-        沿哪一维归一化。
-
-    Returns
-    -------
-    ndarray of shape (...)
-        与 ``x`` 同形状；沿 ``axis`` 每一行都是正数（``-inf`` 处为 0）且和为 1。
-
-    Raises
-    ------
-    TypeError
-        ``x`` 不是实数 NumPy 数组，或 ``axis`` 不是整数。
-    ValueError
-        ``x`` 为空、含 NaN 或 +inf、``axis`` 越界，或某一行全是 ``-inf``。
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> softmax(np.array([5.0, 2.0, 0.0])).round(4)
-    array([0.9465, 0.0471, 0.0064])
-    >>> softmax(np.array([1.0, 1.0, -np.inf]))
-    array([0.5, 0.5, 0. ])
-    """
-    x = check.as_scores(x, "x", axis)
-    return softmax_unchecked(x, axis=axis)
+__all__ = ["causal_mask", "scaled_dot_product_attention", "scaled_dot_product_attention_backward", "check_qkv",
+           "attend", "attention_grads", "attention_grads_from_weights"]
 
 
 def causal_mask(T: int) -> np.ndarray:
@@ -94,7 +57,7 @@ def causal_mask(T: int) -> np.ndarray:
     return np.tril(np.ones((T, T), dtype=bool))  # (T, T)
 
 
-def _check_qkv(q, k, v, mask, scale):
+def check_qkv(q, k, v, mask, scale):
     """检查 q、k、v、mask、scale 并返回转换后的版本。"""
     q = check.as_real_array(q, "q", min_ndim=2)
     k = check.as_real_array(k, "k", min_ndim=2)
@@ -188,5 +151,113 @@ def scaled_dot_product_attention(
     >>> out.round(2)
     array([[13.3]])
     """
-    q, k, v, mask, scale = _check_qkv(q, k, v, mask, scale)
+    q, k, v, mask, scale = check_qkv(q, k, v, mask, scale)
     return attend(q, k, v, mask, scale)  # 四步计算见上面的 attend
+
+
+# ---------------------------------------------------------------- 反向
+
+def _unbroadcast(grad: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+    """把广播 (broadcast) 出来的维度上的梯度加回去，得到形状为 ``shape`` 的梯度。
+
+    前向里一个输入被广播到多份（例如同一个 k 给整批查询用），每一份都贡献梯度，所以要求和。
+    """
+    extra = grad.ndim - len(shape)
+    grad = grad.sum(axis=tuple(range(extra))) if extra > 0 else grad  # 去掉多出来的前导维
+    stretched = tuple(i for i, n in enumerate(shape) if n == 1 and grad.shape[i] != 1)
+    return grad.sum(axis=stretched, keepdims=True) if stretched else grad  # (*shape)
+
+
+def scaled_dot_product_attention_backward(
+    q: np.ndarray,
+    k: np.ndarray,
+    v: np.ndarray,
+    grad_out: np.ndarray,
+    mask: np.ndarray | None = None,
+    scale: float | None = None,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """缩放点积注意力的反向：已知 G = ∂L/∂out，求 ∂L/∂q、∂L/∂k、∂L/∂v。
+
+    先重新算出前向的权重 P = softmax(scale · q kᵀ)，再倒着走四步::
+
+        ∂L/∂v = Pᵀ · G                    (..., S, d_v)
+        ∂L/∂P = G · vᵀ                    (..., T, S)
+        ∂L/∂S = softmax_backward(P, ∂L/∂P) (..., T, S)
+        ∂L/∂q = scale · ∂L/∂S · k          (..., T, d_k)
+        ∂L/∂k = scale · (∂L/∂S)ᵀ · q       (..., S, d_k)
+
+    被掩掉的位置 P = 0，梯度不会流过去。前向里被广播的批维度（例如一个 k 给整批共用），
+    梯度在这些维度上求和，所以每个梯度都和对应输入同形状。
+
+    Parameters
+    ----------
+    q : ndarray of shape (..., T, d_k)
+    k : ndarray of shape (..., S, d_k)
+    v : ndarray of shape (..., S, d_v)
+    grad_out : ndarray of shape (..., T, d_v)
+        损失对前向输出 out 的梯度；形状必须与 ``scaled_dot_product_attention`` 的 out 完全相同。
+    mask : ndarray of bool, broadcastable to (..., T, S), optional
+        与前向相同：True = 允许关注，每行至少一个 True。
+    scale : float, optional
+        与前向相同，默认 ``1 / √d_k``。
+
+    Returns
+    -------
+    grad_q : ndarray of shape (..., T, d_k)
+        与 ``q`` 同形状。
+    grad_k : ndarray of shape (..., S, d_k)
+        与 ``k`` 同形状。
+    grad_v : ndarray of shape (..., S, d_v)
+        与 ``v`` 同形状。
+
+    Raises
+    ------
+    TypeError
+        输入不是实数 NumPy 数组，或 mask 不是 bool 数组。
+    ValueError
+        与前向相同的形状/取值错误，或 ``grad_out`` 的形状不是前向输出的形状。
+
+    Examples
+    --------
+    q = 0，所以两个键的分数相同，权重各 0.5；值是 10 和 20，G = 1：
+    ∂L/∂v = Pᵀ G = [0.5, 0.5]；∂L/∂P = G vᵀ = [10, 20]，Σ P⊙(∂L/∂P) = 15，
+    ∂L/∂S = [0.5 × (10 − 15), 0.5 × (20 − 15)] = [−2.5, 2.5]；scale = 1 时 ∂L/∂q = ∂L/∂S · k = [−2.5, 2.5]；
+    ∂L/∂k = (∂L/∂S)ᵀ · q = 0，因为 q = 0。
+
+    >>> import numpy as np
+    >>> q = np.array([[0.0, 0.0]])                 # (T=1, d_k=2)
+    >>> k = np.array([[1.0, 0.0], [0.0, 1.0]])     # (S=2, d_k=2)
+    >>> v = np.array([[10.0], [20.0]])             # (S=2, d_v=1)
+    >>> g_q, g_k, g_v = scaled_dot_product_attention_backward(q, k, v, np.array([[1.0]]), scale=1.0)
+    >>> g_v
+    array([[0.5],
+           [0.5]])
+    >>> g_q
+    array([[-2.5,  2.5]])
+    >>> g_k
+    array([[0., 0.],
+           [0., 0.]])
+    """
+    q, k, v, mask, scale = check_qkv(q, k, v, mask, scale)
+    grad_out = check.as_real_array(grad_out, "grad_out")
+    out_shape = np.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2]) + (q.shape[-2], v.shape[-1])
+    check.check_shape(grad_out, "grad_out", out_shape, "grad_out 必须与前向输出 out 同形状 (..., T, d_v)。")
+    return attention_grads(q, k, v, grad_out, mask, scale)
+
+
+def attention_grads(q, k, v, grad_out, mask=None, scale=None):
+    """注意力反向的计算本身（不做检查）：先重算权重 P，再交给 ``attention_grads_from_weights``。"""
+    scale = q.shape[-1] ** -0.5 if scale is None else scale  # Python float：不提升 float32
+    _, p = attend(q, k, v[..., :0], mask, scale)  # (..., T, S) 只要权重：值取 0 列，省掉一次 P·v
+    return attention_grads_from_weights(q, k, v, p, grad_out, scale)
+
+
+def attention_grads_from_weights(q, k, v, p, grad_out, scale=None):
+    """已知前向权重 p 时的注意力反向（不做检查）。多头反向已经算过 p，直接用它，不再重算。"""
+    scale = q.shape[-1] ** -0.5 if scale is None else scale
+    grad_v = np.swapaxes(p, -1, -2) @ grad_out  # (..., S, d_v)
+    grad_p = grad_out @ np.swapaxes(v, -1, -2)  # (..., T, S)
+    grad_s = softmax_backward_unchecked(p, grad_p) * scale  # (..., T, S) 把 scale 提前乘上
+    grad_q = grad_s @ k  # (..., T, d_k)
+    grad_k = np.swapaxes(grad_s, -1, -2) @ q  # (..., S, d_k)
+    return _unbroadcast(grad_q, q.shape), _unbroadcast(grad_k, k.shape), _unbroadcast(grad_v, v.shape)

@@ -20,9 +20,9 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _validation as check
-from .tiled import _tiled
+from .tiled import tiled_attention_unchecked
 
-__all__ = ["KVCache", "decode_multiply_adds", "kv_cache_bytes"]
+__all__ = ["KVCache"]
 
 
 def _batch_shape(batch_shape: object) -> tuple[int, ...]:
@@ -143,100 +143,10 @@ class KVCache:
                              f"收到 q.shape={q.shape}。")
         scale = None if scale is None else check.positive_real(scale, "scale")
         block_size = check.positive_int(block_size, "block_size")
-        return _tiled(q, self.keys, self.values, None, scale, True, block_size)  # (..., n, d_v)
+        return tiled_attention_unchecked(q, self.keys, self.values, None, scale, True, block_size)  # (..., n, d_v)
 
     def step(self, q: np.ndarray, k: np.ndarray, v: np.ndarray, scale: float | None = None) -> np.ndarray:
         """生成一步：``append(k, v)`` 然后 ``attend(q)``。q、k、v 形状 (..., 1, d)，返回 (..., 1, d_v)。"""
         self._check_token(q, "q", self.d_k)  # 先查 q，出错时缓存保持不变
         self.append(k, v)
         return self.attend(q, scale)  # (..., 1, d_v)
-
-
-def decode_multiply_adds(T: int, d: int, cached: bool) -> int:
-    """逐词生成 T 个词要做的乘加 (multiply-add) 次数：用 / 不用 KV 缓存。
-
-    模型：一层注意力，宽 d（d_model = d_k = d_v = d；多头时 H 个头的 d_k 加起来也是 d，次数相同）。
-    第 t 步 (t = 1, ..., T) 时前文有 t 个词：
-
-    - 不用缓存：把 t 个词全部重新投影成 q、k、v（3·t·d² 次），再算完整的 t × t 注意力
-      （分数 t·t·d 次，加权求和 t·t·d 次）。第 t 步共 3td² + 2t²d。
-    - 用缓存：只投影新词（3d² 次），新词的 q 与 t 个键点积（t·d 次），加权求和（t·d 次）。第 t 步共 3d² + 2td。
-
-    求和 (Σ t = T(T+1)/2，Σ t² = T(T+1)(2T+1)/6)：
-
-    - 不用缓存：3d²·T(T+1)/2 + 2d·T(T+1)(2T+1)/6 —— 随 T³ 增长；
-    - 用缓存：3d²·T + d·T(T+1) —— 随 T² 增长。
-
-    Parameters
-    ----------
-    T : int
-        生成的词数，正整数。
-    d : int
-        模型宽度，正整数。
-    cached : bool
-        是否用 KV 缓存。
-
-    Returns
-    -------
-    int
-        乘加次数（精确整数）。
-
-    Raises
-    ------
-    TypeError
-        ``T``、``d`` 不是整数，或 ``cached`` 不是 bool。
-    ValueError
-        ``T`` 或 ``d`` 不是正数。
-
-    Examples
-    --------
-    T = 2, d = 1：不用缓存第 1 步 3 + 2 = 5，第 2 步 6 + 8 = 14；用缓存第 2 步只要 3 + 4 = 7。
-
-    >>> decode_multiply_adds(2, 1, cached=False), decode_multiply_adds(2, 1, cached=True)
-    (19, 12)
-    """
-    T = check.positive_int(T, "T")
-    d = check.positive_int(d, "d")
-    cached = check.boolean(cached, "cached")
-    if cached:
-        return 3 * d * d * T + d * T * (T + 1)
-    return 3 * d * d * T * (T + 1) // 2 + 2 * d * (T * (T + 1) * (2 * T + 1) // 6)
-
-
-def kv_cache_bytes(n: int, d_model: int, num_layers: int = 1, dtype: type = np.float32) -> int:
-    """KV 缓存占的内存：2 (k 和 v) × 层数 × 词数 n × d_model × 每个数的字节数。
-
-    Parameters
-    ----------
-    n : int
-        缓存的词数（上下文长度）。
-    d_model : int
-        每层的 k（或 v）一个词的长度之和（多头时 = H × d_k）。
-    num_layers : int, default 1
-    dtype : np.float16, np.float32 or np.float64, default np.float32
-
-    Returns
-    -------
-    int
-        字节数。
-
-    Raises
-    ------
-    TypeError
-        参数不是整数，或 dtype 不是 float16/float32/float64。
-    ValueError
-        参数不是正数。
-
-    Examples
-    --------
-    >>> kv_cache_bytes(1024, 256, num_layers=2, dtype=np.float32)   # 2 × 2 × 1024 × 256 × 4
-    4194304
-    >>> kv_cache_bytes(1024, 256, num_layers=2, dtype=np.float16)   # 半精度：减半
-    2097152
-    """
-    n = check.positive_int(n, "n")
-    d_model = check.positive_int(d_model, "d_model")
-    num_layers = check.positive_int(num_layers, "num_layers")
-    if dtype not in (np.float16, np.float32, np.float64):  # 只是数字节：真实系统常用的 float16 也收
-        raise TypeError(f"dtype 必须是 np.float16、np.float32 或 np.float64，收到的是 {dtype!r}。")
-    return 2 * num_layers * n * d_model * np.dtype(dtype).itemsize

@@ -13,7 +13,7 @@ import numpy as np
 
 from .. import _validation as check
 
-__all__ = ["rnn_forward", "orthogonal_recurrent_weights", "input_jacobians", "chapter_rnn"]
+__all__ = ["rnn_forward", "orthogonal_recurrent_weights", "input_jacobians", "random_rnn"]
 
 
 def _check_rnn(x, w_xh, w_hh, b_h, h0):
@@ -190,8 +190,8 @@ def input_jacobians(x: np.ndarray, w_xh: np.ndarray, w_hh: np.ndarray, b_h: np.n
     return states, check.finite_result(jac, "雅可比矩阵 ∂h_t/∂x_s（每步乘一次 w_hh）", check.OVERFLOW_HINT)
 
 
-def chapter_rnn(T: int, d_in: int, d_h: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """第 1 章正文和图共用的随机 RNN：返回 (正交矩阵 Q, W_xh, 标准正态输入 x)。
+def random_rnn(T: int, d_in: int, d_h: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """一个随机的 RNN（第 1 章的正文和图都用它）：返回 (正交矩阵 Q, W_xh, 标准正态输入 x)。
 
     用法：循环权重 W_hh = g · Q，真正的输入 = 输入强度 · x。先抽 Q，再抽 W_xh（除以 √d_in，
     让 x_t W_xh 的每一维方差约为 1），最后抽 x。正文、图和测试都调用它，所以讲的是同一个 RNN。
@@ -215,7 +215,7 @@ def chapter_rnn(T: int, d_in: int, d_h: int, rng: np.random.Generator) -> tuple[
 
     Examples
     --------
-    >>> q, w_xh, x = chapter_rnn(5, 4, 16, np.random.default_rng(1))
+    >>> q, w_xh, x = random_rnn(5, 4, 16, np.random.default_rng(1))
     >>> q.shape, w_xh.shape, x.shape
     ((16, 16), (4, 16), (5, 4))
     >>> np.allclose(q @ q.T, np.eye(16))

@@ -31,9 +31,9 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _validation as check
-from .attention import _check_qkv
+from .attention import check_qkv
 
-__all__ = ["tiled_attention"]
+__all__ = ["tiled_attention", "tiled_attention_unchecked"]
 
 
 def _check_causal_rows(mask: np.ndarray | None, T: int, S: int) -> None:
@@ -118,8 +118,8 @@ def _query_block(q_blk, k_t, v, mask, causal: bool, rows: slice, block: int, off
     np.divide(acc, l, out=out_rows)  # (..., t, d_v) 每行至少看了一个键，l > 0
 
 
-def _tiled(q, k, v, mask, scale, causal: bool, block: int) -> np.ndarray:
-    """分块注意力的计算（不做检查）。查询也按 ``block`` 分块，临时数组最大只有 (..., block, block)。"""
+def tiled_attention_unchecked(q, k, v, mask, scale, causal: bool, block: int) -> np.ndarray:
+    """分块注意力的计算核（不做检查；KV 缓存也用它）。查询也按 ``block`` 分块，临时数组最大只有 (..., block, block)。"""
     scale = q.shape[-1] ** -0.5 if scale is None else scale  # Python float：不会把 float32 提升成 float64
     batch = np.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2])
     dtype = np.result_type(q.dtype, k.dtype, v.dtype)
@@ -210,11 +210,11 @@ def tiled_attention(
     >>> tiled_attention(q, k, vals[:, None], scale=1.0, block_size=2).round(4)
     array([[2.6502]])
     """
-    q, k, v, mask, scale = _check_qkv(q, k, v, mask, scale)
+    q, k, v, mask, scale = check_qkv(q, k, v, mask, scale)
     block_size = check.positive_int(block_size, "block_size")
     causal = check.boolean(causal, "causal")
     if causal:
         _check_causal_rows(mask, q.shape[-2], k.shape[-2])
     with np.errstate(over="ignore", invalid="ignore"):  # 分数溢出时下面统一报错，不让 NumPy 发警告
-        out = _tiled(q, k, v, mask, scale, causal, block_size)  # (..., T, d_v)
+        out = tiled_attention_unchecked(q, k, v, mask, scale, causal, block_size)  # (..., T, d_v)
     return check.finite_result(out, "分块注意力的输出（分数 q·kᵀ × scale 或加权求和）", check.OVERFLOW_HINT)

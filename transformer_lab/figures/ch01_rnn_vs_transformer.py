@@ -8,7 +8,7 @@ from matplotlib.ticker import NullLocator
 
 from .. import _validation as check
 from ..core.attention import scaled_dot_product_attention
-from ..core.rnn import chapter_rnn, input_jacobians
+from ..core.rnn import input_jacobians, random_rnn
 from ..widgets.explorable import Explorable, Slider
 
 __all__ = ["rnn_memory_decay", "queue_vs_direct"]
@@ -58,7 +58,7 @@ class _MemoryView:
     """左：第 1 个词对第 t 步笔记的影响 ‖∂h_t/∂x_1‖；右：笔记本身的大小 ‖h_t‖。各有 tanh / 去掉 tanh 两条线。"""
 
     def __init__(self, fig, axes, q, w_xh, x):
-        self.q, self.w_xh, self.x = q, w_xh, x  # 第 1 章的随机 RNN（tl.chapter_rnn）
+        self.q, self.w_xh, self.x = q, w_xh, x  # 第 1 章的随机 RNN（tl.random_rnn）
         T, d_h = x.shape[0], q.shape[0]
         self.t = np.arange(1, T + 1)
         self.axes, self.suptitle = axes, fig.suptitle(" ")
@@ -128,7 +128,7 @@ def rnn_memory_decay(T: int = 60, d_in: int = 4, d_h: int = 16, seed: int = 1) -
     """
     T = _int_between(T, "T", 2, MAX_T)
     d_in, d_h = _int_between(d_in, "d_in", 1, MAX_WIDTH), _int_between(d_h, "d_h", 1, MAX_WIDTH)
-    q, w_xh, x = chapter_rnn(T, d_in, d_h, np.random.default_rng(check.nonnegative_int(seed, "seed")))
+    q, w_xh, x = random_rnn(T, d_in, d_h, np.random.default_rng(check.nonnegative_int(seed, "seed")))
     return Explorable(
         view=_MemoryView,
         data={"q": q, "w_xh": w_xh, "x": x},
@@ -233,7 +233,7 @@ def queue_vs_direct(T_max: int = 64, gain: float = 0.9, input_scale: float = 0.5
     gain, input_scale = _real_up_to(gain, "gain", MAX_GAIN), _real_up_to(input_scale, "input_scale", MAX_INPUT)
     seed = check.nonnegative_int(seed, "seed")
     grid = tuple(T for T in T_GRID if T <= T_max)
-    q, w_xh, x = chapter_rnn(T_max, 4, 16, np.random.default_rng(seed))
+    q, w_xh, x = random_rnn(T_max, 4, 16, np.random.default_rng(seed))
     _, jac = input_jacobians(input_scale * x, w_xh, gain * q)  # (T_max, T_max, d_h, d_in)
     attention = {T: _direct_weights(T, np.random.default_rng(seed)) for T in range(1, T_max + 1)}
     return Explorable(

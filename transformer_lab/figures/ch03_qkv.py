@@ -7,7 +7,9 @@ import numpy as np
 from .. import _validation as check
 from ..core.attention import scaled_dot_product_attention
 from ..lessons.geometry import vector_2d, with_key_length
-from ..lessons.learned_glasses import chapter3_example, learn_query_key
+from ..lessons import runs
+from ..lessons.learned_glasses import chapter3_example
+from ..lessons.optim import as_run
 from ..plot.bars import weight_bars
 from ..plot.figure import new_figure
 from ..plot.heatmap import attention_heatmap
@@ -267,7 +269,7 @@ class _LearnedGlassesView:
 
     def update(self, step):
         run = self.run
-        i = int(np.argmin(np.abs(run["checkpoint_steps"] - float(step))))
+        i = run.at(step)
         s = int(run["checkpoint_steps"][i])
         self.learned.set_values(run["weights"][i])
         self.suptitle.set_text(f"第 {s} 步：交叉熵损失 {run['losses'][s]:.3f}"
@@ -276,11 +278,13 @@ class _LearnedGlassesView:
         return {"weights": run["weights"][i], "loss": np.array([run["losses"][s]])}
 
 
-def learned_glasses(seed: int = 0) -> Explorable:
-    """第 3 章：拖动训练步数，看随机的 W_Q、W_K 怎样学成第 3 章设计的注意力（训练出来的，目标是设计的）。"""
-    seed = check.nonnegative_int(seed, "seed")
+def learned_glasses(run: object = None, seed: int = 0) -> Explorable:
+    """第 3 章：拖动训练步数，看随机的 W_Q、W_K 怎样学成第 3 章设计的注意力（训练出来的，目标是设计的）。
+
+    ``run`` 是 ``learned_glasses.learn_query_key`` 在第 3 章例子上的结果；不传就用 ``tl.runs.glasses(seed)``。
+    """
+    run = runs.glasses(seed) if run is None else as_run(run, "run", ("weights",))
     example = chapter3_example()
-    run = learn_query_key(example["x"], example["target"], np.random.default_rng(seed), steps=150, checkpoint_every=15)
     steps = tuple(int(s) for s in run["checkpoint_steps"])
     return Explorable(
         view=_LearnedGlassesView,

@@ -6,7 +6,8 @@ import numpy as np
 from matplotlib.patches import Rectangle
 
 from .. import _validation as check
-from ..core.attention import scaled_dot_product_attention, softmax
+from ..core.attention import scaled_dot_product_attention
+from ..core.softmax import softmax
 from ..lessons.saturation import saturation_demo
 from ..plot.bars import weight_bars
 from ..plot.figure import CMAP, new_figure

@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
-from functools import lru_cache
+from collections.abc import Mapping
 
 import numpy as np
 
+from .. import _validation as check
 from ..lessons.head_shapes import shape_trace
-from ..lessons.head_training import head_gap, init_head_weights, relation_mass, train_heads, two_relation_task
+from ..lessons import runs as experiments
+from ..lessons.optim import as_run
 from ..plot.figure import CMAP
 from ..plot.heatmap import attention_heatmap
 from ..widgets.explorable import Explorable, Slider
 
-__all__ = ["head_shape_tracer", "head_specialisation", "head_symmetry", "training_runs"]
+__all__ = ["head_shape_tracer", "head_specialisation", "head_symmetry"]
 
 D_GRID, H_GRID = (8, 16, 24, 32), (1, 2, 4, 8)  # 每个 H 都整除每个 D：滑块上只有合法的组合
 TRACE_TOKENS = ("猫", "追", "小", "狗")
@@ -133,29 +135,17 @@ def head_shape_tracer(seed: int = 0) -> Explorable:
 
 # ---------------------------------------------------------------- 训练：头的分工
 
-@lru_cache(maxsize=None)
-def training_runs(seed: int = 0) -> dict:
-    """本章三次训练（数据和初始权重都由 ``seed`` 决定，结果确定）：随机起点、两头完全相同、两头只差 1e-6。
-
-    Returns
-    -------
-    dict
-        ``task``（``two_relation_task`` 的数据），``random`` / ``identical`` / ``nudged``（``train_heads`` 的结果，
-        另加 ``mass`` (C, H, 2) 每个检查点的分工情况与 ``gap`` (C,) 两头权重之差）。
-    """
-    rng = np.random.default_rng(seed)
-    task = two_relation_task(48, rng)
-    D = task["x"].shape[-1]
-    same = init_head_weights(D, 2, np.random.default_rng(seed + 1), identical=True)
-    noise = np.random.default_rng(seed + 2)
-    starts = {"random": init_head_weights(D, 2, np.random.default_rng(seed + 1)), "identical": same,
-              "nudged": {n: w + 1e-6 * noise.normal(size=w.shape) for n, w in same.items()}}
-    runs = {"task": task}
-    for name, params in starts.items():
-        run = train_heads(task, params, num_heads=2, lr=1.0, steps=1200, checkpoint_every=40)
-        run["mass"] = np.stack([relation_mass(w, task["prev"], task["partner"]) for w in run["weights"]])
-        run["gap"] = np.array([head_gap(p, 2) for p in run["checkpoints"]])
-        runs[name] = run
+def _check_runs(runs, seed):
+    """本章三次训练：不传就取 ``tl.runs.heads(seed)``；传了就检查它的样子（三个 Run 各带 weights、mass、gap）。"""
+    if runs is None:
+        return experiments.heads(seed)
+    if not isinstance(runs, Mapping) or "task" not in runs:
+        raise TypeError(f"runs 必须是 tl.runs.heads() 那样的三次训练（含 task、random、identical、nudged），"
+                        f"收到的是 {check.describe(runs)}。")
+    for name in ("random", "identical", "nudged"):
+        if name not in runs:
+            raise ValueError(f"runs 缺少 {name!r}：应有 random、identical、nudged 三次训练。")
+        as_run(runs[name], f"runs[{name!r}]", ("weights", "mass", "gap"))
     return runs
 
 
@@ -206,9 +196,12 @@ class _SymmetryView(_TrainingView):
         return super().update(step, {"完全相同": "identical", "只差一点点": "nudged"}[start])
 
 
-def head_specialisation(seed: int = 0) -> Explorable:
-    """第 5 章：拖动训练步数，看两个头从随机初始权重出发，各自学会一种关系（训练出来的，不是设计的）。"""
-    runs = training_runs(seed)
+def head_specialisation(runs: object = None, seed: int = 0) -> Explorable:
+    """第 5 章：拖动训练步数，看两个头从随机初始权重出发，各自学会一种关系（训练出来的，不是设计的）。
+
+    ``runs`` 是本章的三次训练 ``tl.runs.heads(seed)``（不传就用它）。
+    """
+    runs = _check_runs(runs, seed)
     steps = tuple(int(s) for s in runs["random"]["checkpoint_steps"])
     caption = lambda s, loss, m, gap: (f"第 {s} 步，损失 {loss:.4f}（从随机初始权重训练，不是设计的）\n"  # noqa: E731
                                        f"全部 48 句平均：{_mass_text(m)}")
@@ -223,9 +216,12 @@ def head_specialisation(seed: int = 0) -> Explorable:
     )
 
 
-def head_symmetry(seed: int = 0) -> Explorable:
-    """第 5 章：两个头从完全相同的权重出发 vs 只差 1e-6 出发，拖动训练步数比较。"""
-    runs = training_runs(seed)
+def head_symmetry(runs: object = None, seed: int = 0) -> Explorable:
+    """第 5 章：两个头从完全相同的权重出发 vs 只差 1e-6 出发，拖动训练步数比较。
+
+    ``runs`` 是本章的三次训练 ``tl.runs.heads(seed)``（不传就用它）。
+    """
+    runs = _check_runs(runs, seed)
     steps = tuple(int(s) for s in runs["identical"]["checkpoint_steps"][::2])
     caption = lambda s, loss, m, gap: (f"第 {s} 步，损失 {loss:.4f}，两头权重之差（最大绝对值）= "  # noqa: E731
                                        f"{'0（恰好为 0）' if gap == 0 else f'{gap:.1e}'}\n{_mass_text(m)}")

@@ -10,8 +10,7 @@ import numpy as np
 from matplotlib.ticker import NullLocator
 
 from .. import _validation as check
-from ..core.kv_cache import kv_cache_bytes
-from ..lessons.costs import MAX_D, layer_costs, score_matrix_bytes
+from ..lessons.costs import MAX_D, kv_cache_bytes, layer_costs, score_matrix_bytes
 from ..plot.bars import weight_bars
 from ..widgets.explorable import Explorable, Slider
 

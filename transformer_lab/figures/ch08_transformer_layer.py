@@ -2,20 +2,23 @@
 
 from __future__ import annotations
 
-from functools import lru_cache
+from collections.abc import Mapping
 
 import numpy as np
 
-from ..core.layer import layer_norm
-from ..lessons.deep_stack import MODES, stack_profile
+from .. import _validation as check
+from ..core.layer_norm import layer_norm
+from ..lessons import runs as experiments
+from ..lessons.deep_stack import MODES
+from ..lessons.optim import as_run
 from ..lessons.layer_story import STAGES, story_steps
-from ..lessons.tiny_transformer import SYMBOLS, train
+from ..lessons.tiny_transformer import SYMBOLS
 from ..lessons.toy_lexicon import FEATURES
 from ..plot.figure import CMAP
 from ..plot.heatmap import attention_heatmap
 from ..widgets.explorable import Explorable, Slider
 
-__all__ = ["layer_norm_steps", "layer_walkthrough", "depth_gradients", "reversal_training", "reversal_runs", "depth_profiles"]
+__all__ = ["layer_norm_steps", "layer_walkthrough", "depth_gradients", "reversal_training"]
 
 STAGE_NOTES = (
     "每个词的名片：有这个特征记 1，没有记 0（手工设计的特征）",
@@ -127,25 +130,7 @@ def layer_walkthrough() -> Explorable:
 
 # ---------------------------------------------------------------- 叠很多层：梯度和笔记
 
-DEPTHS = (1, 2, 4, 8, 16)
-SEEDS = 12
-
-
-@lru_cache(maxsize=None)
-def depth_profiles(seed: int = 0) -> dict:
-    """每种叠法 × 每个层数 × ``SEEDS`` 个随机种子的 ``stack_profile``（确定的结果）。
-
-    Returns
-    -------
-    dict
-        键 (mode, N)，值 ``{"grad": (SEEDS, N + 1), "similarity": (SEEDS, N + 1)}``。
-    """
-    out = {}
-    for mode in MODES:
-        for N in DEPTHS:
-            runs = [stack_profile(N, mode, np.random.default_rng(seed + s)) for s in range(SEEDS)]
-            out[mode, N] = {k: np.stack([r[k] for r in runs]) for k in ("grad", "similarity")}
-    return out
+DEPTHS, SEEDS = experiments.DEPTHS, experiments.DEPTH_SEEDS
 
 
 class _DepthView:
@@ -189,11 +174,18 @@ class _DepthView:
         return {"grad": prof["grad"], "median": med, "similarity": sim}
 
 
-def depth_gradients(seed: int = 0) -> Explorable:
-    """第 8 章：选叠法和层数，看梯度穿过 N 层后还剩多长、各位置的笔记还分不分得开（随机权重）。"""
+def depth_gradients(profiles: object = None, seed: int = 0) -> Explorable:
+    """第 8 章：选叠法和层数，看梯度穿过 N 层后还剩多长、各位置的笔记还分不分得开（随机权重）。
+
+    ``profiles`` 是 ``tl.runs.depth(seed)``（不传就用它）。
+    """
+    if profiles is None:
+        profiles = experiments.depth(seed)
+    elif not isinstance(profiles, Mapping) or any((m, n) not in profiles for m in MODES for n in DEPTHS):
+        raise TypeError(f"profiles 必须是 tl.runs.depth() 那样的字典（键是 (叠法, 层数)），收到的是 {check.describe(profiles)}。")
     return Explorable(
         view=_DepthView,
-        data={"profiles": depth_profiles(seed)},
+        data={"profiles": profiles},
         sliders=[Slider("mode", MODES, label="叠法", default="无残差"), Slider("depth", DEPTHS, label="层数 N", default=16)],
         title="叠很多层：有没有残差，梯度和笔记大不一样（随机权重）",
         alt="{mode}、{depth} 层时，梯度长度随层号的变化（12 个随机种子和中位数），以及各位置笔记的平均相似度。",
@@ -204,14 +196,6 @@ def depth_gradients(seed: int = 0) -> Explorable:
 # ---------------------------------------------------------------- 从零训练：倒序任务
 
 PE_CHOICES = ("有位置编码", "去掉位置编码")
-TRAIN_STEPS, CHECKPOINT_EVERY = 600, 30
-
-
-@lru_cache(maxsize=None)
-def reversal_runs(seed: int = 0) -> dict:
-    """本章的两次训练（同一个种子）：有位置编码、去掉位置编码。值是 ``tiny_transformer.train`` 的结果。"""
-    return {choice: train(np.random.default_rng(seed), steps=TRAIN_STEPS, checkpoint_every=CHECKPOINT_EVERY,
-                          use_pe=choice == PE_CHOICES[0]) for choice in PE_CHOICES}
 
 
 class _TrainView:
@@ -244,7 +228,7 @@ class _TrainView:
 
     def update(self, step, pe):
         run = self.runs[pe]
-        i = int(np.flatnonzero(run["checkpoint_steps"] == int(step))[0])
+        i = run.at(step)
         weights = run["weights"][i, 0]  # (T, T)
         self.heat.set_values(weights)
         loss, (token_acc, seq_acc) = run["losses"][int(step)], run["accuracy"][i]
@@ -258,10 +242,19 @@ class _TrainView:
                 "anti_diagonal": np.array([anti])}
 
 
-def reversal_training(seed: int = 0) -> Explorable:
-    """第 8 章：拖动训练步数，看一个小 Transformer 学会把 6 个符号倒过来；切换"去掉位置编码"看它学不会。"""
-    runs = reversal_runs(seed)
-    run = runs[PE_CHOICES[0]]
+def reversal_training(with_pe: object = None, without_pe: object = None, seed: int = 0) -> Explorable:
+    """第 8 章：拖动训练步数，看一个小 Transformer 学会把 6 个符号倒过来；切换"去掉位置编码"看它学不会。
+
+    ``with_pe``、``without_pe`` 是两次 ``tiny_transformer.train`` 的结果（同一个种子、同样的步数）；
+    不传就用 ``tl.runs.reversal(seed, use_pe=True / False)``。
+    """
+    with_pe = experiments.reversal(seed, use_pe=True) if with_pe is None else as_run(with_pe, "with_pe", ("weights", "accuracy", "test"))
+    without_pe = (experiments.reversal(seed, use_pe=False) if without_pe is None
+                  else as_run(without_pe, "without_pe", ("weights", "accuracy")))
+    if not np.array_equal(with_pe["checkpoint_steps"], without_pe["checkpoint_steps"]):
+        raise ValueError("with_pe 和 without_pe 必须在同样的步数上存档（同样的 steps 和 checkpoint_every）。")
+    runs = {PE_CHOICES[0]: with_pe, PE_CHOICES[1]: without_pe}
+    run = with_pe
     steps = tuple(int(s) for s in run["checkpoint_steps"])
     tokens = run["test"]["tokens"][0]
     labels = [f"{t}:{SYMBOLS[k]}" for t, k in enumerate(tokens)]

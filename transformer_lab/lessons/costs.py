@@ -1,18 +1,35 @@
-"""代价：数一数乘加次数 (multiply-adds)——每层的计算量，RNN 是 T·d²，注意力是 T²·d。
+"""代价：数一数乘加次数 (multiply-adds) 和字节数——全书所有的"数数"都在这里。
 
-只是数数，不运行任何计算；真正量用时在 ``timing.py``。第 7 章的计算器也在这里：前馈层 (feed-forward)
-的乘加次数、n × n 分数表占多少内存、以及把它们一次算齐的 ``layer_costs``。本模块只用标准库。
+每层的计算量：RNN 是 T·d²，注意力是 T²·d；多头注意力的乘加和参数个数（与头数无关）；第 7 章的计算器：
+前馈层 (feed-forward) 的乘加次数、n × n 分数表占多少内存、逐词生成时用不用 KV 缓存的乘加、KV 缓存的字节数，
+以及把它们一次算齐的 ``layer_costs``。只是数数，不运行任何计算；真正量用时在 ``timing.py``。
+
+字节数的 ``dtype`` 统一写法：``"float32"`` 这样的名字或 ``np.float32`` 这样的 NumPy 类型都行。
 """
 
 from __future__ import annotations
 
+import numpy as np
+
 from .. import _validation as check
 
 __all__ = ["rnn_multiply_adds", "attention_multiply_adds", "feedforward_multiply_adds", "score_matrix_bytes",
-           "layer_costs", "MAX_N", "MAX_D"]
+           "layer_costs", "multi_head_multiply_adds", "multi_head_parameters", "decode_multiply_adds",
+           "kv_cache_bytes", "MAX_N", "MAX_D"]
 
 MAX_N, MAX_D = 2**20, 2**16  # 计算器接受的范围：n 到约一百万个词，d 到 65536
-_BYTES = {"float64": 8, "float32": 4, "float16": 2}
+_FLOATS = ("float64", "float32", "float16")
+
+
+def _itemsize(dtype: object) -> int:
+    """每个数占几个字节：``dtype`` 是 "float16"/"float32"/"float64" 或对应的 NumPy 类型。"""
+    try:
+        name = np.dtype(dtype).name if not isinstance(dtype, (bool, int, float)) else None
+    except TypeError:
+        name = None
+    if name not in _FLOATS:
+        raise ValueError(f"dtype 必须是 {'、'.join(_FLOATS)} 之一（名字或 NumPy 类型都行），收到的是 {dtype!r}。")
+    return np.dtype(name).itemsize
 
 
 def rnn_multiply_adds(T: int, d_in: int, d_h: int) -> int:
@@ -82,13 +99,6 @@ def attention_multiply_adds(T: int, d_k: int, d_v: int | None = None, S: int | N
     return T * S * d_k + T * S * d_v
 
 
-def _in_range(x: object, name: str, high: int) -> int:
-    x = check.positive_int(x, name)
-    if x > high:
-        raise ValueError(f"{name} 必须在 [1, {high}] 之内（计算器的范围），收到的是 {x}。")
-    return x
-
-
 def feedforward_multiply_adds(T: int, d_model: int, d_ff: int | None = None) -> int:
     """前馈层 (feed-forward) 的乘加次数：每个词先乘 (d_model × d_ff)，再乘 (d_ff × d_model)，共 2·T·d_model·d_ff。
 
@@ -120,14 +130,14 @@ def feedforward_multiply_adds(T: int, d_model: int, d_ff: int | None = None) -> 
     return 2 * T * d_model * d_ff
 
 
-def score_matrix_bytes(n: int, dtype: str = "float32", heads: int = 1) -> int:
+def score_matrix_bytes(n: int, dtype: object = "float32", heads: int = 1) -> int:
     """一张 n × n 注意力分数表占的字节数：n² × 每个数的字节数 × 头数 (heads)。
 
     Parameters
     ----------
     n : int
         序列长度，1 到 ``MAX_N``。
-    dtype : {"float64", "float32", "float16"}
+    dtype : {"float64", "float32", "float16"} or the NumPy type
     heads : int, default 1
 
     Returns
@@ -137,17 +147,16 @@ def score_matrix_bytes(n: int, dtype: str = "float32", heads: int = 1) -> int:
     Raises
     ------
     TypeError, ValueError
-        ``n``、``heads`` 不是正整数或超出范围，或 ``dtype`` 不是三者之一。
+        ``n``、``heads`` 不是正整数或超出范围，或 ``dtype`` 不是三种浮点数之一。
 
     Examples
     --------
     >>> score_matrix_bytes(1024, "float32")    # 1024 × 1024 × 4 = 4 MiB
     4194304
     """
-    n = _in_range(n, "n", MAX_N)
+    n = check.int_in_range(n, "n", 1, MAX_N)
     heads = check.positive_int(heads, "heads")
-    dtype = check.one_of(dtype, "dtype", tuple(_BYTES))
-    return n * n * _BYTES[dtype] * heads
+    return n * n * _itemsize(dtype) * heads
 
 
 def layer_costs(n: int, d: int) -> dict[str, int]:
@@ -178,7 +187,144 @@ def layer_costs(n: int, d: int) -> dict[str, int]:
     >>> c["attention"] == c["rnn"]             # n = d 时一样多
     True
     """
-    n, d = _in_range(n, "n", MAX_N), _in_range(d, "d", MAX_D)
+    n, d = check.int_in_range(n, "n", 1, MAX_N), check.int_in_range(d, "d", 1, MAX_D)
     return {"attention": attention_multiply_adds(n, d), "projections": 4 * n * d * d,
             "feedforward": feedforward_multiply_adds(n, d), "rnn": rnn_multiply_adds(n, d, d),
             "scores_float32": score_matrix_bytes(n, "float32"), "scores_float16": score_matrix_bytes(n, "float16")}
+
+
+def multi_head_multiply_adds(T: int, D: int, num_heads: int) -> dict[str, int]:
+    """多头自注意力一层的乘加次数，分项数。
+
+    投影 Q、K、V 与 W_O：4·T·D²；每个头的注意力（打分 + 加权求和）：2·T²·d_k，H 个头共 2·T²·D。
+    两项都与 H 无关——切成更多头，只是把同样多的乘法分成了更小的几份。
+
+    Returns
+    -------
+    dict
+        ``projections``、``attention``、``total``。
+
+    Raises
+    ------
+    TypeError, ValueError
+        参数不是正整数，或 D 不能被 num_heads 整除。
+
+    Examples
+    --------
+    >>> multi_head_multiply_adds(4, 8, 1) == multi_head_multiply_adds(4, 8, 8)
+    True
+    >>> multi_head_multiply_adds(4, 8, 2)["attention"]     # 2 个头 × 2 × 4² × 4
+    256
+    """
+    T, D, H = (check.positive_int(n, name) for n, name in ((T, "T"), (D, "D"), (num_heads, "num_heads")))
+    check.heads_divide(D, H, source="", name="D")
+    projections = 4 * T * D * D
+    attention = H * attention_multiply_adds(T, D // H)
+    return {"projections": projections, "attention": attention, "total": projections + attention}
+
+
+def multi_head_parameters(D: int, num_heads: int, bias: bool = False) -> int:
+    """多头注意力的参数个数：W_Q、W_K、W_V、W_O 各 D × D（有偏置再加 4·D），与头数 H 无关。
+
+    Raises
+    ------
+    TypeError, ValueError
+        参数不是正整数，或 D 不能被 num_heads 整除。
+
+    Examples
+    --------
+    >>> multi_head_parameters(512, 8), multi_head_parameters(512, 1)
+    (1048576, 1048576)
+    """
+    D, H = check.positive_int(D, "D"), check.positive_int(num_heads, "num_heads")
+    check.heads_divide(D, H, source="", name="D")
+    return 4 * D * D + (4 * D if check.boolean(bias, "bias") else 0)
+
+
+def decode_multiply_adds(T: int, d: int, cached: bool) -> int:
+    """逐词生成 T 个词要做的乘加 (multiply-add) 次数：用 / 不用 KV 缓存。
+
+    模型：一层注意力，宽 d（d_model = d_k = d_v = d；多头时 H 个头的 d_k 加起来也是 d，次数相同）。
+    第 t 步 (t = 1, ..., T) 时前文有 t 个词：
+
+    - 不用缓存：把 t 个词全部重新投影成 q、k、v（3·t·d² 次），再算完整的 t × t 注意力
+      （分数 t·t·d 次，加权求和 t·t·d 次）。第 t 步共 3td² + 2t²d。
+    - 用缓存：只投影新词（3d² 次），新词的 q 与 t 个键点积（t·d 次），加权求和（t·d 次）。第 t 步共 3d² + 2td。
+
+    求和 (Σ t = T(T+1)/2，Σ t² = T(T+1)(2T+1)/6)：
+
+    - 不用缓存：3d²·T(T+1)/2 + 2d·T(T+1)(2T+1)/6 —— 随 T³ 增长；
+    - 用缓存：3d²·T + d·T(T+1) —— 随 T² 增长。
+
+    Parameters
+    ----------
+    T : int
+        生成的词数，正整数。
+    d : int
+        模型宽度，正整数。
+    cached : bool
+        是否用 KV 缓存。
+
+    Returns
+    -------
+    int
+        乘加次数（精确整数）。
+
+    Raises
+    ------
+    TypeError
+        ``T``、``d`` 不是整数，或 ``cached`` 不是 bool。
+    ValueError
+        ``T`` 或 ``d`` 不是正数。
+
+    Examples
+    --------
+    T = 2, d = 1：不用缓存第 1 步 3 + 2 = 5，第 2 步 6 + 8 = 14；用缓存第 2 步只要 3 + 4 = 7。
+
+    >>> decode_multiply_adds(2, 1, cached=False), decode_multiply_adds(2, 1, cached=True)
+    (19, 12)
+    """
+    T = check.positive_int(T, "T")
+    d = check.positive_int(d, "d")
+    cached = check.boolean(cached, "cached")
+    if cached:
+        return 3 * d * d * T + d * T * (T + 1)
+    return 3 * d * d * T * (T + 1) // 2 + 2 * d * (T * (T + 1) * (2 * T + 1) // 6)
+
+
+def kv_cache_bytes(n: int, d_model: int, num_layers: int = 1, dtype: object = "float32") -> int:
+    """KV 缓存占的内存：2 (k 和 v) × 层数 × 词数 n × d_model × 每个数的字节数。
+
+    Parameters
+    ----------
+    n : int
+        缓存的词数（上下文长度）。
+    d_model : int
+        每层的 k（或 v）一个词的长度之和（多头时 = H × d_k）。
+    num_layers : int, default 1
+    dtype : {"float64", "float32", "float16"} or the NumPy type, default "float32"
+
+    Returns
+    -------
+    int
+        字节数。
+
+    Raises
+    ------
+    TypeError
+        参数不是整数。
+    ValueError
+        参数不是正数，或 dtype 不是 float16/float32/float64。
+
+    Examples
+    --------
+    >>> kv_cache_bytes(1024, 256, num_layers=2, dtype="float32")    # 2 × 2 × 1024 × 256 × 4
+    4194304
+    >>> import numpy as np
+    >>> kv_cache_bytes(1024, 256, num_layers=2, dtype=np.float16)   # 半精度：减半（NumPy 类型也行）
+    2097152
+    """
+    n = check.positive_int(n, "n")
+    d_model = check.positive_int(d_model, "d_model")
+    num_layers = check.positive_int(num_layers, "num_layers")
+    return 2 * num_layers * n * d_model * _itemsize(dtype)

@@ -8,8 +8,8 @@
     后归一化 (post-LN)：  x_{n+1} = LN₂(h + FFN(h)),  h = LN₁(x_n + MHA(x_n))     （论文的写法）
     没有残差：            x_{n+1} = LN₂(FFN(h)),      h = LN₁(MHA(x_n))           （把两处 "x +" 去掉）
 
-前两种用 ``core`` 的 ``encoder_layer_backward``；没有残差的那种由同样的零件（``layer_norm_backward``、
-``feed_forward_backward``、``multi_head_attention_backward``）接成。权重都是随机的，不是训练出来的。
+三种都是 ``core`` 的同一层（``encoder_layer_vjp``；没有残差的那种传 ``residual=False``），前向、反向都只写在那里。
+权重都是随机的，不是训练出来的。
 本模块只依赖 NumPy 和 ``core``。形状字母：T 位置，D = d_model。
 """
 
@@ -18,46 +18,22 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _validation as check
-from ..core.encoder_backward import encoder_layer_backward
-from ..core.layer import encoder_layer, feed_forward, init_encoder_params, layer_norm
-from ..core.layer_backward import feed_forward_backward, layer_norm_backward
-from ..core.multihead import multi_head_attention
-from ..core.multihead_backward import multi_head_attention_backward
+from ..core.encoder import encoder_layer, encoder_layer_vjp, init_encoder_params
 
 __all__ = ["MODES", "plain_layer", "position_similarity", "stack_profile"]
 
 MODES = ("pre-LN", "post-LN", "无残差")
-_MHA = ("w_q", "w_k", "w_v", "w_o")
-_FFN = ("w_1", "b_1", "w_2", "b_2")
 
 
 def plain_layer(x: np.ndarray, p: dict, num_heads: int) -> np.ndarray:
     """没有残差的一层：LN₂(FFN(LN₁(MHA(x))))（只用来做对照实验，真实模型不这样搭）。"""
-    a, _ = multi_head_attention(x, *(p[k] for k in _MHA), num_heads)  # (T, D)
-    h = layer_norm(a, p["ln1_gamma"], p["ln1_beta"])  # (T, D)
-    return layer_norm(feed_forward(h, *(p[k] for k in _FFN)), p["ln2_gamma"], p["ln2_beta"])  # (T, D)
+    return encoder_layer(x, p, num_heads, residual=False)[0]  # (T, D)
 
 
-def _plain_backward(x, p, grad, num_heads):
-    a, _ = multi_head_attention(x, *(p[k] for k in _MHA), num_heads)  # (T, D)
-    h = layer_norm(a, p["ln1_gamma"], p["ln1_beta"])  # (T, D)
-    f = feed_forward(h, *(p[k] for k in _FFN))  # (T, D)
-    df = layer_norm_backward(f, p["ln2_gamma"], grad)[0]  # (T, D)
-    dh = feed_forward_backward(h, *(p[k] for k in _FFN), df)["x"]  # (T, D)
-    da = layer_norm_backward(a, p["ln1_gamma"], dh)[0]  # (T, D)
-    return multi_head_attention_backward(x, *(p[k] for k in _MHA), da, num_heads)["x"]  # (T, D)
-
-
-def _step(x, p, num_heads, mode):
-    if mode == "无残差":
-        return plain_layer(x, p, num_heads)
-    return encoder_layer(x, p, num_heads, norm_first=mode == "pre-LN")[0]
-
-
-def _back(x, p, grad, num_heads, mode):
-    if mode == "无残差":
-        return _plain_backward(x, p, grad, num_heads)
-    return encoder_layer_backward(x, p, grad, num_heads, norm_first=mode == "pre-LN")["x"]
+def _layer(x, p, num_heads, mode):
+    """一层的前向和反向函数：三种叠法都是 core 的同一层。"""
+    out, _, backward = encoder_layer_vjp(x, p, num_heads, norm_first=mode == "pre-LN", residual=mode != "无残差")
+    return out, backward  # (T, D)
 
 
 def position_similarity(x: np.ndarray) -> float:
@@ -113,16 +89,17 @@ def stack_profile(num_layers: int, mode: str, rng: np.random.Generator, seq_len:
     N, mode = check.positive_int(num_layers, "num_layers"), check.one_of(mode, "mode", MODES)
     rng = check.generator(rng)
     T, D, H = (check.positive_int(v, n) for v, n in ((seq_len, "seq_len"), (d_model, "d_model"), (num_heads, "num_heads")))
-    if D % H:
-        raise ValueError(f"d_model={D} 必须能被 num_heads={H} 整除（例如 16 = 2 × 8）。")
+    check.heads_divide(D, H, source="")
     layers = [init_encoder_params(D, 4 * D, rng) for _ in range(N)]
-    xs = [rng.normal(size=(T, D))]  # x_0: (T, D)
+    xs, backwards = [rng.normal(size=(T, D))], []  # x_0: (T, D)
     for p in layers:
-        xs.append(_step(xs[-1], p, H, mode))  # x_{n+1}: (T, D)
+        out, backward = _layer(xs[-1], p, H, mode)  # x_{n+1}: (T, D)
+        xs.append(out)
+        backwards.append(backward)
     grad = rng.normal(size=(T, D))
     grad = grad / np.linalg.norm(grad)  # (T, D)，长度 1
     norms = [1.0]
-    for x, p in zip(reversed(xs[:-1]), reversed(layers)):
-        grad = _back(x, p, grad, H, mode)  # (T, D)
+    for backward in reversed(backwards):
+        grad = backward(grad)["x"]  # (T, D)
         norms.append(float(np.linalg.norm(grad)))
     return {"grad": np.array(norms[::-1]), "similarity": np.array([position_similarity(x) for x in xs])}

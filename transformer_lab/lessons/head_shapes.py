@@ -8,18 +8,15 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _validation as check
-from ..core.multihead import _merge, _split, multi_head_attention, split_heads  # noqa: F401 (split_heads: 文档示例用)
-from .costs import attention_multiply_adds
+from ..core.multihead import merge, multi_head_attention, split
 
-__all__ = ["shape_trace", "naive_split", "heads_by_loop", "heads_by_block_product",
-           "multi_head_multiply_adds", "multi_head_parameters"]
+__all__ = ["shape_trace", "naive_split", "heads_by_loop", "heads_by_block_product"]
 
 
 def _checked(x, num_heads):
     x = check.as_real_array(x, "x", min_ndim=2)
     H = check.positive_int(num_heads, "num_heads")
-    if x.shape[-1] % H != 0:
-        raise ValueError(f"x 的最后一维 D={x.shape[-1]} 必须能被 num_heads={H} 整除（例如 512 = 8 × 64）。")
+    check.heads_divide(x.shape[-1], H, name="D")
     return x, H
 
 
@@ -54,9 +51,9 @@ def shape_trace(x: np.ndarray, w_q: np.ndarray, w_k: np.ndarray, w_v: np.ndarray
     out, weights = multi_head_attention(x, w_q, w_k, w_v, w_o, num_heads)  # 也负责全部检查
     H = int(num_heads)
     Q, K, V = x @ w_q, x @ w_k, x @ w_v  # (T, D)
-    q, k, v = _split(Q, H), _split(K, H), _split(V, H)  # (H, T, d_k)
+    q, k, v = split(Q, H), split(K, H), split(V, H)  # (H, T, d_k)
     heads = weights @ v  # (H, T, d_k)
-    concat = _merge(heads)  # (T, D)
+    concat = merge(heads)  # (T, D)
     return {"X": x, "Q": Q, "K": K, "V": V, "q": q, "k": k, "v": v, "weights": weights,
             "heads": heads, "concat": concat, "W_O": w_o, "out": out}
 
@@ -89,6 +86,7 @@ def naive_split(x: np.ndarray, num_heads: int) -> np.ndarray:
     >>> naive_split(x, 2)[0]          # 错：头 0 的"两个词"其实都是词 0
     array([[0., 1.],
            [2., 3.]])
+    >>> from transformer_lab.core.multihead import split_heads
     >>> split_heads(x, 2)[0]          # 对：头 0 拿到每个词的前 2 维
     array([[ 0.,  1.],
            [10., 11.]])
@@ -148,53 +146,3 @@ def heads_by_block_product(q: np.ndarray, k: np.ndarray, v: np.ndarray) -> tuple
     w = w / w.sum(axis=-1, keepdims=True)  # (H·T, H·T)
     out = (w @ blocks(v)).reshape(H, T, H, d_k)  # (H, T, H, d_k) 第 h 块行只有第 h 块列非 0
     return out[np.arange(H), :, np.arange(H)], scores  # (H, T, d_k)
-
-
-def multi_head_multiply_adds(T: int, D: int, num_heads: int) -> dict[str, int]:
-    """多头自注意力一层的乘加次数，分项数。
-
-    投影 Q、K、V 与 W_O：4·T·D²；每个头的注意力（打分 + 加权求和）：2·T²·d_k，H 个头共 2·T²·D。
-    两项都与 H 无关——切成更多头，只是把同样多的乘法分成了更小的几份。
-
-    Returns
-    -------
-    dict
-        ``projections``、``attention``、``total``。
-
-    Raises
-    ------
-    TypeError, ValueError
-        参数不是正整数，或 D 不能被 num_heads 整除。
-
-    Examples
-    --------
-    >>> multi_head_multiply_adds(4, 8, 1) == multi_head_multiply_adds(4, 8, 8)
-    True
-    >>> multi_head_multiply_adds(4, 8, 2)["attention"]     # 2 个头 × 2 × 4² × 4
-    256
-    """
-    T, D, H = (check.positive_int(n, name) for n, name in ((T, "T"), (D, "D"), (num_heads, "num_heads")))
-    if D % H != 0:
-        raise ValueError(f"D={D} 必须能被 num_heads={H} 整除（例如 512 = 8 × 64）。")
-    projections = 4 * T * D * D
-    attention = H * attention_multiply_adds(T, D // H)
-    return {"projections": projections, "attention": attention, "total": projections + attention}
-
-
-def multi_head_parameters(D: int, num_heads: int, bias: bool = False) -> int:
-    """多头注意力的参数个数：W_Q、W_K、W_V、W_O 各 D × D（有偏置再加 4·D），与头数 H 无关。
-
-    Raises
-    ------
-    TypeError, ValueError
-        参数不是正整数，或 D 不能被 num_heads 整除。
-
-    Examples
-    --------
-    >>> multi_head_parameters(512, 8), multi_head_parameters(512, 1)
-    (1048576, 1048576)
-    """
-    D, H = check.positive_int(D, "D"), check.positive_int(num_heads, "num_heads")
-    if D % H != 0:
-        raise ValueError(f"D={D} 必须能被 num_heads={H} 整除（例如 512 = 8 × 64）。")
-    return 4 * D * D + (4 * D if check.boolean(bias, "bias") else 0)

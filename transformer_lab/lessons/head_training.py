@@ -21,10 +21,10 @@ from typing import Callable
 import numpy as np
 
 from .. import _validation as check
-from ..core.multihead import multi_head_attention
-from ..core.multihead_backward import multi_head_attention_backward
+from ..core.multihead import multi_head_attention, multi_head_attention_backward
+from .optim import gradient_descent
 
-__all__ = ["two_relation_task", "init_head_weights", "gradient_descent", "train_heads",
+__all__ = ["two_relation_task", "init_head_weights", "train_heads",
            "relation_mass", "head_gap", "WEIGHT_NAMES"]
 
 WEIGHT_NAMES = ("w_q", "w_k", "w_v", "w_o")
@@ -103,75 +103,13 @@ def init_head_weights(D: int, num_heads: int, rng: np.random.Generator, scale: f
     """
     D, H = check.positive_int(D, "D"), check.positive_int(num_heads, "num_heads")
     scale, rng = check.positive_real(scale, "scale"), check.generator(rng)
-    if D % H != 0:
-        raise ValueError(f"D={D} 必须能被 num_heads={H} 整除（每个头分到 D/H 维），例如 16 = 2 × 8。")
+    check.heads_divide(D, H, source="", name="D")
     w = scale * rng.normal(size=(4, D, D))  # (4, D, D)
     if check.boolean(identical, "identical"):
         d_k = D // H
         w[:3] = np.tile(w[:3, :, :d_k], (1, 1, H))  # (3, D, D) 每个头的列都抄第 1 个头
         w[3] = np.tile(w[3, :d_k, :], (H, 1))  # (D, D) 每个头的行都抄第 1 个头
     return dict(zip(WEIGHT_NAMES, w))
-
-
-def gradient_descent(params: dict[str, np.ndarray], loss_and_grads: Callable, lr: float, steps: int,
-                     checkpoint_every: int = 1) -> dict:
-    """最朴素的梯度下降：``w ← w − lr · ∂L/∂w``，重复 ``steps`` 步。不改动传入的 ``params``。
-
-    Parameters
-    ----------
-    params : dict of str -> ndarray
-        初始权重。
-    loss_and_grads : callable
-        ``loss_and_grads(params) -> (loss, grads)``，grads 与 params 同键同形状。
-    lr : float
-        学习率 (learning rate)，正数。
-    steps : int
-        走多少步。
-    checkpoint_every : int
-        每隔几步存一份权重（第 0 步和最后一步总会存）。
-
-    Returns
-    -------
-    dict
-        ``losses`` (steps + 1,) 每一步更新前的损失（最后一个是训练完的损失）；
-        ``checkpoint_steps`` (C,)；``checkpoints`` 长 C 的列表，每个是一份权重字典。
-
-    Raises
-    ------
-    TypeError, ValueError
-        lr 不是有限正数、steps/checkpoint_every 不是正整数；训练发散（损失变成 NaN/inf 或超过初始损失的 1000 倍）。
-
-    Examples
-    --------
-    损失 (w − 3)²，梯度 2(w − 3)，学习率 0.25：每步离 3 的距离减半。
-
-    >>> run = gradient_descent({"w": np.array([1.0])}, lambda p: (float((p["w"][0] - 3) ** 2), {"w": 2 * (p["w"] - 3)}),
-    ...                        lr=0.25, steps=3)
-    >>> run["losses"].tolist(), run["checkpoints"][-1]["w"].tolist()
-    ([4.0, 1.0, 0.25, 0.0625], [2.75])
-    """
-    lr = check.positive_real(lr, "lr")
-    steps, every = check.positive_int(steps, "steps"), check.positive_int(checkpoint_every, "checkpoint_every")
-    params = {name: np.array(w, dtype=float) for name, w in params.items()}
-    losses, saved, saved_steps = [], [], []
-    for step in range(steps + 1):
-        loss, grads = loss_and_grads(params)
-        _check_not_diverged(loss, losses, step, lr)
-        losses.append(loss)
-        if step % every == 0 or step == steps:
-            saved.append({name: w.copy() for name, w in params.items()})
-            saved_steps.append(step)
-        if step < steps:
-            params = {name: w - lr * grads[name] for name, w in params.items()}
-    return {"losses": np.array(losses), "checkpoint_steps": np.array(saved_steps), "checkpoints": saved}
-
-
-def _check_not_diverged(loss, losses, step, lr):
-    if not np.isfinite(loss) or (losses and loss > 1000 * losses[0]):
-        raise ValueError(
-            f"训练发散了：第 {step} 步的损失是 {loss}（初始损失 {losses[0] if losses else loss}）。"
-            f"学习率 lr={lr} 太大，步子迈过了谷底、越走越高。提示：把 lr 调小（例如减半）再试。"
-        )
 
 
 def _task_loss(params, x, y, num_heads):
@@ -200,13 +138,13 @@ def train_heads(task: dict, params: dict[str, np.ndarray], num_heads: int = 2, l
 
     Returns
     -------
-    dict
-        ``gradient_descent`` 的返回值，另加 ``weights``：每个检查点上全部句子的注意力权重 (C, N, H, T, T)。
+    Run
+        ``optim.gradient_descent`` 的结果（只读），另加 ``weights``：每个检查点上全部句子的注意力权重 (C, N, H, T, T)。
 
     Raises
     ------
     TypeError, ValueError
-        与 ``gradient_descent``、``multi_head_attention`` 相同（例如 D 不能被 num_heads 整除、训练发散）。
+        与 ``optim.gradient_descent``、``multi_head_attention`` 相同（例如 D 不能被 num_heads 整除、训练发散）。
 
     Examples
     --------
@@ -221,7 +159,7 @@ def train_heads(task: dict, params: dict[str, np.ndarray], num_heads: int = 2, l
     x, y = task["x"], task["y"]
     run = gradient_descent(params, lambda p: _task_loss(p, x, y, num_heads), lr, steps, checkpoint_every)
     maps = [multi_head_attention(x, *(p[n] for n in WEIGHT_NAMES), num_heads)[1] for p in run["checkpoints"]]
-    return {**run, "weights": np.stack(maps)}  # (C, N, H, T, T)
+    return run.with_fields(weights=np.stack(maps))  # weights: (C, N, H, T, T)
 
 
 def relation_mass(weights: np.ndarray, prev: np.ndarray, partner: np.ndarray) -> np.ndarray:

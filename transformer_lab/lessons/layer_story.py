@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..core.layer import PARAM_KEYS, _feed_forward, _ln, encoder_layer
-from ..core.multihead import multi_head_attention
+from .. import _validation as check
+from ..core.encoder import PARAM_KEYS, encoder_layer_steps
 from .toy_lexicon import DESCRIBE, ENTITY, FEATURES
 from .toy_sentences import toy_sentence
 
@@ -89,15 +89,7 @@ def story_steps(variant: str = "她饿了", residual: bool = True) -> dict:
     """
     s = toy_sentence("apple", variant)
     p = story_params()
-    x = s.x  # (T, D)
-    a, weights = multi_head_attention(x, *(p[k] for k in ("w_q", "w_k", "w_v", "w_o")), NUM_HEADS)  # (T, D), (H, T, T)
-    u = x + a if residual else a  # (T, D)
-    h = _ln(u, p["ln1_gamma"], p["ln1_beta"], 1e-5)  # (T, D)
-    hidden = np.maximum(h @ p["w_1"] + p["b_1"], 0)  # (T, 1)
-    f = _feed_forward(h, p["w_1"], p["b_1"], p["w_2"], p["b_2"])  # (T, D)
-    v = h + f if residual else f  # (T, D)
-    out = _ln(v, p["ln2_gamma"], p["ln2_beta"], 1e-5)  # (T, D)
-    if residual:
-        np.testing.assert_allclose(out, encoder_layer(x, p, NUM_HEADS)[0], atol=1e-12)  # 与 core 的一层完全一致
-    return {"tokens": s.tokens, "stages": [x, a, u, h, f, v, out], "weights": weights, "pronoun": s.pronoun,
-            "hidden": hidden}
+    st = encoder_layer_steps(s.x, p, NUM_HEADS, residual=check.boolean(residual, "residual"))  # 就是 core 的那一层
+    hidden = np.maximum(st["h"] @ p["w_1"] + p["b_1"], 0)  # (T, 1) 前馈网络唯一的隐藏单元：规则被触发了多少
+    return {"tokens": s.tokens, "stages": [st[k] for k in ("x", "a", "u", "h", "f", "v", "out")],
+            "weights": st["weights"], "pronoun": s.pronoun, "hidden": hidden}

@@ -4,7 +4,7 @@
 L = −(1/T) Σ_i Σ_j P*_ij log P_ij，其中 P = softmax(X W_Q (X W_K)ᵀ / √d_k)。
 它对分数 S 的梯度特别简单：∂L/∂S = (P − P*) / T。再按链式法则：
 ∂L/∂W_Q = Xᵀ (∂L/∂S · K) / √d_k，∂L/∂W_K = Xᵀ (∂L/∂Sᵀ · Q) / √d_k。
-训练循环用 ``head_training.gradient_descent``（与第 5 章是同一段代码）。本模块只依赖 NumPy 和 ``core``。
+训练循环是 ``optim.gradient_descent``（全书只有一个训练循环，第 5 章也用它）。本模块只依赖 NumPy 和 ``core``。
 """
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _validation as check
-from ..core.attention import softmax
-from .head_training import gradient_descent
+from ..core.softmax import softmax
+from .optim import gradient_descent
 
 __all__ = ["chapter3_example", "learn_query_key"]
 
@@ -74,9 +74,9 @@ def learn_query_key(x: np.ndarray, target: np.ndarray, rng: np.random.Generator,
 
     Returns
     -------
-    dict
+    Run
         ``losses`` (steps + 1,)，``checkpoint_steps`` (C,)，``checkpoints``（每份 {"w_q", "w_k"}），
-        ``weights`` (C, T, T) 每个检查点的注意力权重。
+        ``weights`` (C, T, T) 每个检查点的注意力权重（只读）。
 
     Raises
     ------
@@ -106,4 +106,4 @@ def learn_query_key(x: np.ndarray, target: np.ndarray, rng: np.random.Generator,
     start = {"w_q": scale * rng.normal(size=(x.shape[1], d_k)), "w_k": scale * rng.normal(size=(x.shape[1], d_k))}
     run = gradient_descent(start, lambda p: _loss_and_grads(p, x, target), lr, steps, checkpoint_every)
     maps = np.stack([_weights(x, p["w_q"], p["w_k"])[0] for p in run["checkpoints"]])  # (C, T, T)
-    return {**run, "weights": maps}
+    return run.with_fields(weights=maps)

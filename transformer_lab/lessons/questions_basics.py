@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..core.attention import softmax
+from ..core.softmax import softmax
 from ..core.rnn import input_jacobians, orthogonal_recurrent_weights
 from ..core.similarity import cosine_similarity, dot
 from . import dependency_graph

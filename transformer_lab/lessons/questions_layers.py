@@ -8,7 +8,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..core.attention import causal_mask, scaled_dot_product_attention
-from ..core.layer import init_encoder_params, layer_norm
+from ..core.encoder import init_encoder_params
+from ..core.layer_norm import layer_norm
 from ..core.positional import rope, sinusoidal_positional_encoding
 from . import costs
 from .question_bank import Question

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _validation as check
-from ..core.attention import softmax_unchecked
+from ..core.softmax import softmax_unchecked
 
 __all__ = ["dot_product_variance", "softmax_jacobian", "saturation_demo"]
 

@@ -14,16 +14,18 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import numpy as np
 
 from .. import _validation as check
-from ..core.encoder_backward import encoder_layer_vjp
-from ..core.layer import PARAM_KEYS, embed, encoder_layer, init_encoder_params
-from ..core.layer_backward import cross_entropy, cross_entropy_backward, embedding_backward
+from ..core.embedding import embed, embedding_backward
+from ..core.encoder import PARAM_KEYS, encoder_layer, encoder_layer_vjp, init_encoder_params
+from ..core.loss import cross_entropy, cross_entropy_backward
 from ..core.positional import sinusoidal_positional_encoding
-from .head_training import _check_not_diverged
+from .optim import adam_step, train_loop
 
-__all__ = ["reversal_task", "init_model", "forward", "loss_and_grads", "adam", "train", "accuracy", "SYMBOLS"]
+__all__ = ["reversal_task", "init_model", "forward", "loss_and_grads", "train", "accuracy", "SYMBOLS"]
 
 SYMBOLS = "ABCDEFGH"
 
@@ -77,8 +79,8 @@ MODEL_KEYS = ("embed", *PARAM_KEYS, "w_out", "b_out")
 
 
 def _check_model(params):
-    if not isinstance(params, dict) or set(params) != set(MODEL_KEYS):
-        got = sorted(params) if isinstance(params, dict) else check.describe(params)
+    if not isinstance(params, Mapping) or set(params) != set(MODEL_KEYS):  # 只读的存档 (Run 里的参数) 也行
+        got = sorted(params) if isinstance(params, Mapping) else check.describe(params)
         raise ValueError(f"params 必须是恰好含这 {len(MODEL_KEYS)} 个键的字典：{', '.join(MODEL_KEYS)}；收到的是 {got}。"
                          "提示：用 init_model(rng) 生成一份。")
     return params
@@ -121,28 +123,6 @@ def loss_and_grads(params: dict, tokens: np.ndarray, targets: np.ndarray, num_he
     return float(cross_entropy(logits, targets)), grads | layer_grads
 
 
-def adam(params: dict, grads: dict, state: dict, lr: float, beta1: float = 0.9, beta2: float = 0.999,
-         eps: float = 1e-8) -> tuple[dict, dict]:
-    """Adam 走一步（不改动传入的字典）：动量 m 是梯度的滑动平均，v 是梯度平方的滑动平均，
-    每个参数按 m / √v 走——梯度一直很小的参数也能迈出像样的一步。返回 ``(新参数, 新状态)``。
-
-    Raises
-    ------
-    ValueError
-        ``grads`` 与 ``params`` 的键不同，或 ``lr`` 不是正数。
-    """
-    lr = check.positive_real(lr, "lr")
-    if set(grads) != set(params):
-        raise ValueError(f"grads 的键必须与 params 相同：params 有 {sorted(params)}，grads 有 {sorted(grads)}。")
-    t = state.get("t", 0) + 1
-    m = {k: beta1 * state.get("m", {}).get(k, 0) + (1 - beta1) * g for k, g in grads.items()}
-    v = {k: beta2 * state.get("v", {}).get(k, 0) + (1 - beta2) * g**2 for k, g in grads.items()}
-    m_hat = {k: m[k] / (1 - beta1**t) for k in m}  # 开头几步 m、v 偏小，修正一下
-    v_hat = {k: v[k] / (1 - beta2**t) for k in v}
-    new = {k: w - lr * m_hat[k] / (np.sqrt(v_hat[k]) + eps) for k, w in params.items()}
-    return new, {"t": t, "m": m, "v": v}
-
-
 def accuracy(params: dict, tokens: np.ndarray, targets: np.ndarray, num_heads: int = 1,
              use_pe: bool = True) -> tuple[float, float]:
     """``(逐个符号的正确率, 整串全对的比例)``。"""
@@ -157,8 +137,8 @@ def train(rng: np.random.Generator, steps: int = 1500, batch_size: int = 64, lr:
 
     Returns
     -------
-    dict
-        ``losses`` (steps + 1,)；``checkpoint_steps`` (C,)；``checkpoints`` C 份参数；``accuracy`` (C, 2) 每个检查点
+    Run
+        （只读）``losses`` (steps + 1,)；``checkpoint_steps`` (C,)；``checkpoints`` C 份参数；``accuracy`` (C, 2) 每个检查点
         在考题上的 (逐符号, 整串) 正确率；``weights`` (C, H, T, T) 第 1 道考题的注意力；``test`` 考题。
 
     Raises
@@ -177,17 +157,16 @@ def train(rng: np.random.Generator, steps: int = 1500, batch_size: int = 64, lr:
     lr = check.positive_real(lr, "lr")
     batch_size = check.positive_int(batch_size, "batch_size")
     test = reversal_task(1000, rng, length)
-    params, state, losses, saved = init_model(rng), {}, [], []
-    for step in range(steps + 1):
+    params = init_model(rng)
+
+    def fresh_batch_loss(p):  # 每一步新抽一批训练串（从同一个 rng 里抽，结果确定）
         batch = _fresh_batch(batch_size, rng, length, test["tokens"])
-        loss, grads = loss_and_grads(params, batch["tokens"], batch["targets"], num_heads, use_pe)
-        _check_not_diverged(loss, losses, step, lr)
-        losses.append(loss)
-        if step % every == 0 or step == steps:
-            saved.append((step, params))
-        if step < steps:
-            params, state = adam(params, grads, state, lr)
-    return _summarise(saved, losses, test, num_heads, use_pe)
+        return loss_and_grads(p, batch["tokens"], batch["targets"], num_heads, use_pe)
+
+    run = train_loop(params, fresh_batch_loss, adam_step(lr), steps, every)
+    acc = [accuracy(p, test["tokens"], test["targets"], num_heads, use_pe) for p in run["checkpoints"]]
+    maps = [forward(p, test["tokens"][:1], num_heads, use_pe)[1][0] for p in run["checkpoints"]]  # 每个 (H, T, T)
+    return run.with_fields(accuracy=np.array(acc), weights=np.stack(maps), test=test)
 
 
 def _codes(tokens):
@@ -200,10 +179,3 @@ def _fresh_batch(batch_size, rng, length, exam):
     while np.any(seen := np.isin(_codes(batch), _codes(exam))):
         batch = np.where(seen[:, None], reversal_task(batch_size, rng, length)["tokens"], batch)  # (B, T)
     return {"tokens": batch, "targets": batch[:, ::-1]}
-
-
-def _summarise(saved, losses, test, num_heads, use_pe):
-    acc = [accuracy(p, test["tokens"], test["targets"], num_heads, use_pe) for _, p in saved]
-    maps = [forward(p, test["tokens"][:1], num_heads, use_pe)[1][0] for _, p in saved]  # 每个 (H, T, T)
-    return {"losses": np.array(losses), "checkpoint_steps": np.array([s for s, _ in saved]),
-            "checkpoints": [p for _, p in saved], "accuracy": np.array(acc), "weights": np.stack(maps), "test": test}

@@ -1,0 +1,233 @@
+"""训练：一个训练循环 ``train_loop``、两种走法（梯度下降、Adam），和训练的结果 ``Run``。
+
+全书的每一次训练（第 3 章学眼镜、第 5 章训练头、第 8 章训练小 Transformer）都走同一个循环::
+
+    for step in 0, 1, ..., steps:
+        loss, grads = loss_and_grads(params)      # 前向 + 反向（本书自己手写的梯度）
+        检查没有发散；每隔 checkpoint_every 步存一份参数
+        params = 走一步(params, grads)             # 梯度下降：w ← w − lr·g；Adam：见 ``adam``
+
+``Run`` 是只读的：损失、存档的步数、每一份参数，以及各章另加的东西（注意力权重、正确率……）。
+它像字典一样取值（``run["losses"]``），``run.at(step)`` 找到某一步的存档。本模块只依赖 NumPy。
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping
+from types import MappingProxyType
+from typing import Any
+
+import numpy as np
+
+from .. import _validation as check
+
+__all__ = ["Run", "as_run", "freeze", "train_loop", "sgd", "adam", "adam_step", "gradient_descent", "check_not_diverged"]
+
+
+def freeze(value: Any) -> Any:
+    """只读的深拷贝：数组复制一份并设为不可写，字典变成只读映射，列表变成元组。
+
+    实验结果在一个进程里只算一次、被几张图和 notebook 共用；只读保证谁也不会悄悄改掉别人的数据。
+
+    Examples
+    --------
+    >>> frozen = freeze({"w": np.zeros(2)})
+    >>> frozen["w"].flags.writeable
+    False
+    """
+    if isinstance(value, np.ndarray):
+        out = value.copy()
+        out.setflags(write=False)
+        return out
+    if isinstance(value, Run):
+        return value
+    if isinstance(value, Mapping):
+        return MappingProxyType({k: freeze(v) for k, v in value.items()})
+    if isinstance(value, (list, tuple)):
+        return tuple(freeze(v) for v in value)
+    return value
+
+
+class Run(Mapping):
+    """一次训练的结果（只读）：``losses`` (steps + 1,)、``checkpoint_steps`` (C,)、``checkpoints``（C 份参数），
+    以及各章另加的字段（``run.with_fields(weights=...)``）。
+
+    Examples
+    --------
+    >>> run = Run(losses=[4.0, 1.0, 0.25], checkpoint_steps=[0, 2], checkpoints=[{"w": np.array([1.0])},
+    ...                                                                       {"w": np.array([2.5])}])
+    >>> run.at(2), float(run["checkpoints"][run.at(2)]["w"][0]), sorted(run)
+    (1, 2.5, ['checkpoint_steps', 'checkpoints', 'losses'])
+    >>> run.at(1)
+    Traceback (most recent call last):
+    ...
+    ValueError: step=1 不是存过档的一步：存档在第 0, 2 步。
+    """
+
+    def __init__(self, losses, checkpoint_steps, checkpoints, **fields):
+        data = {"losses": np.asarray(losses, dtype=float), "checkpoint_steps": np.asarray(checkpoint_steps, dtype=int),
+                "checkpoints": checkpoints, **fields}
+        self._data = {k: freeze(v) for k, v in data.items()}
+
+    def __getitem__(self, key: str) -> Any:
+        return self._data[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._data)
+
+    def __len__(self) -> int:
+        return len(self._data)
+
+    def __repr__(self) -> str:
+        return f"Run(步数={len(self['losses']) - 1}, 存档 {len(self['checkpoint_steps'])} 份, 字段={list(self)})"
+
+    def with_fields(self, **fields: Any) -> "Run":
+        """加上（或换掉）几个字段，得到一个新的 Run；原来的不变。"""
+        data = {**self._data, **fields}
+        return Run(data.pop("losses"), data.pop("checkpoint_steps"), data.pop("checkpoints"), **data)
+
+    def at(self, step: int) -> int:
+        """第 ``step`` 步的存档是第几份（下标）。``step`` 必须正好是存过档的一步。"""
+        steps = self["checkpoint_steps"]
+        hits = np.flatnonzero(steps == step)
+        if isinstance(step, (bool, np.bool_)) or not hits.size:
+            raise ValueError(f"step={step!r} 不是存过档的一步：存档在第 {', '.join(map(str, steps))} 步。")
+        return int(hits[0])
+
+
+def as_run(value: object, name: str, fields: tuple[str, ...] = ()) -> Run:
+    """检查传进来的是一次训练的结果 ``Run``，并且带着要用的字段（例如图要画的 ``weights``）。"""
+    if not isinstance(value, Run):
+        raise TypeError(f"{name} 必须是一次训练的结果 (Run)，收到的是 {check.describe(value)}。"
+                        f"提示：用 tl.runs 里的实验，或本章训练函数的返回值。")
+    missing = [f for f in fields if f not in value]
+    if missing:
+        raise ValueError(f"{name} 缺少字段 {', '.join(missing)}：这张图要用它们（有的字段：{', '.join(value)}）。")
+    return value
+
+
+def check_not_diverged(loss: float, losses: list[float], step: int, lr: float) -> None:
+    """训练发散了就停下并说明：损失变成 NaN/inf，或超过初始损失的 1000 倍。"""
+    if not np.isfinite(loss) or (losses and loss > 1000 * losses[0]):
+        raise ValueError(
+            f"训练发散了：第 {step} 步的损失是 {loss}（初始损失 {losses[0] if losses else loss}）。"
+            f"学习率 lr={lr} 太大，步子迈过了谷底、越走越高。提示：把 lr 调小（例如减半）再试。"
+        )
+
+
+def sgd(lr: float) -> Callable:
+    """梯度下降的一步 ``w ← w − lr · g``，写成 ``train_loop`` 要的走法 ``step(params, grads, state)``。"""
+    lr = check.positive_real(lr, "lr")
+
+    def step(params, grads, state):
+        return {name: w - lr * grads[name] for name, w in params.items()}, state
+
+    step.lr = lr
+    return step
+
+
+def adam(params: dict, grads: dict, state: dict, lr: float, beta1: float = 0.9, beta2: float = 0.999,
+         eps: float = 1e-8) -> tuple[dict, dict]:
+    """Adam 走一步（不改动传入的字典）：返回 ``(新参数, 新状态)``。
+
+    m 是梯度的滑动平均（每步留下 β₁ 的旧值、掺进 1 − β₁ 的新梯度），v 是梯度平方的滑动平均；
+    每个参数按 m̂ / √v̂ 走一步——梯度一直很小的参数也能迈出像样的一步。开头几步 m、v 偏小，除以 1 − βᵗ 修正。
+
+    Raises
+    ------
+    ValueError
+        ``grads`` 与 ``params`` 的键不同，或 ``lr`` 不是正数。
+
+    Examples
+    --------
+    第一步修正之后 m̂ = g、v̂ = g²，所以每个参数都走 lr（方向与梯度相反），不管梯度多大（ε 只让它差一点点）：
+
+    >>> new, state = adam({"a": np.array([1.0]), "b": np.array([1.0])},
+    ...                   {"a": np.array([0.001]), "b": np.array([50.0])}, {}, lr=0.1)
+    >>> new["a"].round(4), new["b"].round(4), state["t"]
+    (array([0.9]), array([0.9]), 1)
+    """
+    lr = check.positive_real(lr, "lr")
+    if set(grads) != set(params):
+        raise ValueError(f"grads 的键必须与 params 相同：params 有 {sorted(params)}，grads 有 {sorted(grads)}。")
+    t = state.get("t", 0) + 1
+    m = {k: beta1 * state.get("m", {}).get(k, 0) + (1 - beta1) * g for k, g in grads.items()}
+    v = {k: beta2 * state.get("v", {}).get(k, 0) + (1 - beta2) * g**2 for k, g in grads.items()}
+    m_hat = {k: m[k] / (1 - beta1**t) for k in m}  # 开头几步 m、v 偏小，修正一下
+    v_hat = {k: v[k] / (1 - beta2**t) for k in v}
+    new = {k: w - lr * m_hat[k] / (np.sqrt(v_hat[k]) + eps) for k, w in params.items()}
+    return new, {"t": t, "m": m, "v": v}
+
+
+def adam_step(lr: float, beta1: float = 0.9, beta2: float = 0.999, eps: float = 1e-8) -> Callable:
+    """Adam 写成 ``train_loop`` 要的走法 ``step(params, grads, state)``。"""
+    lr = check.positive_real(lr, "lr")
+
+    def step(params, grads, state):
+        return adam(params, grads, state, lr, beta1, beta2, eps)
+
+    step.lr = lr
+    return step
+
+
+def train_loop(params: Mapping[str, np.ndarray], loss_and_grads: Callable, step: Callable, steps: int,
+               checkpoint_every: int = 1) -> Run:
+    """全书唯一的训练循环。不改动传入的 ``params``。
+
+    Parameters
+    ----------
+    params : mapping of str -> ndarray
+        初始参数。
+    loss_and_grads : callable
+        ``loss_and_grads(params) -> (loss, grads)``，grads 与 params 同键同形状。
+    step : callable
+        走法：``sgd(lr)`` 或 ``adam_step(lr)``。
+    steps : int
+        走多少步。
+    checkpoint_every : int
+        每隔几步存一份参数（第 0 步和最后一步总会存）。
+
+    Returns
+    -------
+    Run
+        ``losses`` (steps + 1,) 每一步更新前的损失（最后一个是训练完的损失）；``checkpoint_steps``；``checkpoints``。
+
+    Raises
+    ------
+    TypeError, ValueError
+        ``steps``、``checkpoint_every`` 不是正整数；训练发散（停下并说明，不会存下 NaN 的检查点）。
+    """
+    steps, every = check.positive_int(steps, "steps"), check.positive_int(checkpoint_every, "checkpoint_every")
+    params, state = {name: np.array(w, dtype=float) for name, w in params.items()}, {}
+    losses, saved, saved_steps = [], [], []
+    for i in range(steps + 1):
+        loss, grads = loss_and_grads(params)
+        check_not_diverged(loss, losses, i, getattr(step, "lr", "?"))
+        losses.append(float(loss))
+        if i % every == 0 or i == steps:
+            saved.append({name: w.copy() for name, w in params.items()})
+            saved_steps.append(i)
+        if i < steps:
+            params, state = step(params, grads, state)
+    return Run(losses, saved_steps, saved)
+
+
+def gradient_descent(params: Mapping[str, np.ndarray], loss_and_grads: Callable, lr: float, steps: int,
+                     checkpoint_every: int = 1) -> Run:
+    """最朴素的梯度下降：``w ← w − lr · ∂L/∂w``，重复 ``steps`` 步（``train_loop`` 加 ``sgd(lr)``）。
+
+    Raises
+    ------
+    TypeError, ValueError
+        lr 不是有限正数、steps/checkpoint_every 不是正整数；训练发散（损失变成 NaN/inf 或超过初始损失的 1000 倍）。
+
+    Examples
+    --------
+    损失 (w − 3)²，梯度 2(w − 3)，学习率 0.25：每步离 3 的距离减半。
+
+    >>> run = gradient_descent({"w": np.array([1.0])}, lambda p: (float((p["w"][0] - 3) ** 2), {"w": 2 * (p["w"] - 3)}),
+    ...                        lr=0.25, steps=3)
+    >>> run["losses"].tolist(), run["checkpoints"][-1]["w"].tolist()
+    ([4.0, 1.0, 0.25, 0.0625], [2.75])
+    """
+    return train_loop(params, loss_and_grads, sgd(lr), steps, checkpoint_every)

@@ -1,0 +1,125 @@
+"""本书有名有姓的几次实验：训练，以及重复很多次的测量。
+
+每一次实验在一个进程里只算一次（``functools.cache``），结果只读（数组不可写、字典是只读映射），
+章节的 notebook 和可交互图用的是同一份：notebook 先算出来、打印几行，再把它交给 ``tl.explore`` 的图；
+图的默认参数也从这里取，所以不交也不会重算。测试里用同一次实验的几个测试也因此只算一次。
+
+* ``glasses(seed)``：第 3 章，从随机的小眼镜开始学 W_Q、W_K（150 步）。
+* ``heads(seed)``：第 5 章，两个头在同一份数据上的三次训练：随机起点、两头完全相同、两头只差 1e-6。
+* ``depth(seed)``：第 8 章，三种叠法 × 1–16 层 × 12 个随机种子的梯度长度和位置相似度。
+* ``reversal(seed, use_pe)``：第 8 章，从零训练倒序任务的小 Transformer（有 / 去掉位置编码）。
+
+本模块只依赖 NumPy。
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from functools import cache
+
+import numpy as np
+
+from .. import _validation as check
+from .deep_stack import MODES, stack_profile
+from .head_training import head_gap, init_head_weights, relation_mass, train_heads, two_relation_task
+from .learned_glasses import chapter3_example, learn_query_key
+from .optim import Run, freeze
+from .tiny_transformer import train
+
+__all__ = ["glasses", "heads", "depth", "reversal", "GLASSES_STEPS", "HEAD_STEPS", "DEPTHS", "DEPTH_SEEDS",
+           "REVERSAL_STEPS"]
+
+GLASSES_STEPS, GLASSES_EVERY = 150, 15
+HEAD_STEPS, HEAD_EVERY = 1200, 40
+DEPTHS, DEPTH_SEEDS = (1, 2, 4, 8, 16), 12
+REVERSAL_STEPS, REVERSAL_EVERY = 600, 30
+
+
+def _seed(seed: object) -> int:
+    return check.nonnegative_int(seed, "seed")
+
+
+@cache
+def _glasses(seed: int) -> Run:
+    example = chapter3_example()
+    return learn_query_key(example["x"], example["target"], np.random.default_rng(seed), steps=GLASSES_STEPS,
+                           checkpoint_every=GLASSES_EVERY)
+
+
+def glasses(seed: int = 0) -> Run:
+    """第 3 章：从随机的小眼镜出发，学到设计好的注意力（``learned_glasses.learn_query_key``，150 步，每 15 步存档）。
+
+    Examples
+    --------
+    >>> run = glasses()
+    >>> int(run["checkpoint_steps"][-1]), run is glasses()            # 同一个进程里只算一次
+    (150, True)
+    """
+    return _glasses(_seed(seed))
+
+
+@cache
+def _heads(seed: int) -> Mapping:
+    rng = np.random.default_rng(seed)
+    task = two_relation_task(48, rng)
+    D = task["x"].shape[-1]
+    same = init_head_weights(D, 2, np.random.default_rng(seed + 1), identical=True)
+    noise = np.random.default_rng(seed + 2)
+    starts = {"random": init_head_weights(D, 2, np.random.default_rng(seed + 1)), "identical": same,
+              "nudged": {n: w + 1e-6 * noise.normal(size=w.shape) for n, w in same.items()}}
+    runs = {"task": task}
+    for name, params in starts.items():
+        run = train_heads(task, params, num_heads=2, lr=1.0, steps=HEAD_STEPS, checkpoint_every=HEAD_EVERY)
+        mass = np.stack([relation_mass(w, task["prev"], task["partner"]) for w in run["weights"]])  # (C, H, 2)
+        runs[name] = run.with_fields(mass=mass, gap=np.array([head_gap(p, 2) for p in run["checkpoints"]]))
+    return freeze(runs)
+
+
+def heads(seed: int = 0) -> Mapping:
+    """第 5 章的三次训练（数据和初始权重都由 ``seed`` 决定，结果确定），同一份数据 ``task``。
+
+    Returns
+    -------
+    Mapping（只读）
+        ``task``（``two_relation_task(48, default_rng(seed))``）；``random``、``identical``、``nudged``：
+        ``train_heads`` 的 Run（1200 步、每 40 步存档，学习率 1.0），另加 ``mass`` (C, H, 2) 每个检查点上
+        两个头分别放在"前一个词""搭档"上的注意力、``gap`` (C,) 两头权重之差（最大绝对值）。
+        ``random`` 的起点是 ``init_head_weights(16, 2, default_rng(seed + 1))``；``identical`` 让两个头一模一样；
+        ``nudged`` 在它上面加 1e-6 × 标准正态（``default_rng(seed + 2)``）。
+    """
+    return _heads(_seed(seed))
+
+
+@cache
+def _depth(seed: int) -> Mapping:
+    out = {}
+    for mode in MODES:
+        for N in DEPTHS:
+            runs = [stack_profile(N, mode, np.random.default_rng(seed + s)) for s in range(DEPTH_SEEDS)]
+            out[mode, N] = {k: np.stack([r[k] for r in runs]) for k in ("grad", "similarity")}
+    return freeze(out)
+
+
+def depth(seed: int = 0) -> Mapping:
+    """第 8 章：每种叠法 × 每个层数 × 12 个随机种子（``seed``, ..., ``seed + 11``）的 ``stack_profile``。
+
+    Returns
+    -------
+    Mapping（只读）
+        键 ``(mode, N)``，mode 是 ``deep_stack.MODES`` 之一，N 是 ``DEPTHS`` 之一；值
+        ``{"grad": (12, N + 1), "similarity": (12, N + 1)}``。
+    """
+    return _depth(_seed(seed))
+
+
+@cache
+def _reversal(seed: int, use_pe: bool) -> Run:
+    return train(np.random.default_rng(seed), steps=REVERSAL_STEPS, checkpoint_every=REVERSAL_EVERY, use_pe=use_pe)
+
+
+def reversal(seed: int = 0, use_pe: bool = True) -> Run:
+    """第 8 章：从随机初始参数训练倒序任务（``tiny_transformer.train``，600 步，每 30 步存档），有或去掉位置编码。
+
+    两次训练用同一个种子：同样的初始参数、同样的训练串和考题，唯一的不同是位置编码。
+    """
+    return _reversal(_seed(seed), check.boolean(use_pe, "use_pe"))
