@@ -17,8 +17,6 @@ from transformer_lab.lessons import costs, geometry, library, saturation, show, 
 from transformer_lab.lessons import dependency_graph as graph
 from transformer_lab.lessons import toy_sentences as toy
 from transformer_lab.widgets.explorable import Slider
-from transformer_lab.lessons import question_bank
-from transformer_lab.widgets import self_test as self_test_widget
 from transformer_lab.lessons import deep_stack, layer_story, tiny_transformer
 
 Q, K, V = np.ones((3, 4)), np.ones((5, 4)), np.ones((5, 2))  # (T, d_k), (S, d_k), (S, d_v)
@@ -395,28 +393,7 @@ ERROR_CASES = [
     ("ffn-out-overflow", call(tl.feed_forward, np.ones((1, 2)), np.eye(2), np.zeros(2), np.full((2, 2), 1e308),
                               np.zeros(2)), VE, r"前馈网络的输出.*溢出"),
     ("ce-overflow", call(tl.cross_entropy, np.array([[1e308, -1e308]]), np.array([1])), VE, r"交叉熵损失 溢出.*低了超过"),
-    # 全书自测：题库的格式、notebook 里的 tl.self_test、小部件
-    ("self_test-chapter-9", call(tl.self_test, 9), VE, r"chapter 必须是 1 到 8.*收到 9"),
-    ("self_test-chapter-str", call(tl.self_test, "4"), TE, r"chapter 必须是正整数.*'4'"),
-    ("question-kind", call(question_bank.Question, "a", 1, None, "地基题", "essay", "p"), VE, r"kind='essay' 不存在"),
-    ("question-group", call(question_bank.Question, "a", 1, None, "附加题", "choice", "p"), VE, r"group='附加题' 不存在"),
-    ("question-chapter", call(question_bank.Question, "a", 9, None, "地基题", "choice", "p"), VE, r"chapter 必须是 1 到 8.*9"),
-    ("question-qid", call(question_bank.Question, "题一", 1, None, "地基题", "choice", "p"), VE, r"qid 只能用英文字母"),
-    ("question-number-no-answer", call(question_bank.Question, "a", 1, None, "计算题", "number", "p", explain="e"), VE,
-     r"数值题要有 answer"),
-    ("question-choice-why", call(question_bank.Question, "a", 1, None, "地基题", "choice", "p", choices=("x", "y"),
-                                 why=("w",), correct=0), VE, r"2 个选项、1 条反馈"),
-    ("question-choice-correct", call(question_bank.Question, "a", 1, None, "地基题", "choice", "p", choices=("x", "y"),
-                                     why=("w", "v"), correct=2), VE, r"correct 必须是选项的下标 0\.\.1，收到 2"),
-    ("question-choice-answer", call(question_bank.Question, "a", 1, None, "地基题", "choice", "p", choices=("x", "y"),
-                                    why=("w", "v"), correct=0, answer=1.0), VE, r"选择题不用 answer"),
-    ("question-predict-reveal", call(question_bank.Question, "a", 1, None, "地基题", "predict", "p", choices=("x", "y"),
-                                     why=("w", "v"), correct=0), VE, r"先猜后看的题要有 reveal"),
-    ("question-accepts-choice", call(lambda: question_bank.questions()[0].accepts(1.0)), VE, r"不是数值题"),
-    ("question-accepts-nan", call(lambda: next(q for q in question_bank.questions() if q.kind == "number").accepts(np.nan)),
-     VE, r"value"),
-    ("self_test_html-empty", call(self_test_widget.render_html, []), TE, r"questions 必须是非空的 dict 列表"),
-    ("self_test_html-prefix", call(self_test_widget.render_html, [{}], prefix="a b"), VE, r"prefix 只能含.*'a b'"),
+    # 全书自测（题的格式、tl.self_test、小部件）的报错在 tests/quiz/ 各自的 ERROR_CASES 里
     # ================================================================ 第 8 章
     ("encoder_backward-grad_out-shape", call(tl.encoder_layer_backward, X, tl.init_encoder_params(4, 8, RNG), np.ones((3, 5)), 2),
      VE, r"grad_out 的形状应为 \(3, 4\)，收到的是 \(3, 5\)"),

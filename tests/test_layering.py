@@ -1,7 +1,10 @@
-"""依赖方向：文件夹就是层，只许上层导入下层。
+"""依赖方向：文件夹就是层，只许上层导入下层；模块之间没有导入环。
 
 层由 ``transformer_lab/`` 下的文件夹（和顶层的几个文件）推出，没有手写的模块清单：新加一个模块，
-它属于所在文件夹的层；新加一个文件夹，要在 ``ALLOWED`` 里写明它能导入谁。导入包括函数体里的延迟导入。
+它属于所在文件夹的层；新加一个文件夹（或顶层文件），要在 ``ALLOWED`` 里写明它能导入谁。顶层的
+``__init__.py`` 和 ``explore.py`` 是“顶层”，别的顶层文件（``_validation.py``、``chapters.py``）各自成一层。
+导入包括函数体里的延迟导入。层与层之间只许向下，同一层里的模块也不许互相导入成环（延迟导入也算：
+环里的模块谁也离不开谁，比如题的格式、题库、汇总三者互相导入）。
 另有一个子进程探针：只用数学（core、lessons）时，既不加载 matplotlib，也不加载 ipywidgets。
 """
 
@@ -13,59 +16,85 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Callable
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 PKG = ROOT / "transformer_lab"
 TOP = "(top)"  # 顶层的 __init__.py 与 explore.py：可以导入任何一层
+TOP_FILES = {"__init__", "explore"}
 
-# 层 → (允许导入的包内层, 允许导入的第三方包)。同一层内部可以互相导入。
+# 层 → (允许导入的包内层, 允许导入的第三方包)。同一层内部可以互相导入（但不许成环）。
 ALLOWED: dict[str, tuple[set[str], set[str]]] = {
     "_validation": (set(), {"numpy"}),
+    "chapters": ({"_validation"}, set()),  # 全书的章节表：quiz、figures 和顶层可以导入它
     "core": ({"_validation"}, {"numpy"}),
     "lessons": ({"core", "_validation"}, {"numpy"}),
     "plot": (set(), {"numpy", "matplotlib", "mplfonts"}),
     "widgets": ({"plot"}, {"numpy", "matplotlib", "PIL", "ipywidgets", "traitlets", "IPython"}),  # traitlets 是 ipywidgets 的
-    "figures": ({"lessons", "core", "plot", "widgets", "_validation"}, {"numpy", "matplotlib"}),
-    TOP: ({"_validation", "core", "lessons", "plot", "widgets", "figures"}, {"numpy"}),
+    "quiz": ({"lessons", "core", "_validation", "chapters"}, {"numpy"}),
+    "figures": ({"lessons", "core", "plot", "widgets", "_validation", "chapters"}, {"numpy", "matplotlib"}),
+    TOP: ({"_validation", "chapters", "core", "lessons", "plot", "widgets", "figures", "quiz"}, {"numpy"}),
 }
 
 
 def layer_of(path: Path) -> str:
-    """``transformer_lab/core/attention.py`` → ``core``；顶层的 ``__init__.py``、``explore.py`` → 顶层。"""
+    """``transformer_lab/core/attention.py`` → ``core``；顶层的 ``__init__.py``、``explore.py`` → 顶层；
+    别的顶层文件（``_validation.py``、``chapters.py``）→ 它自己的名字。"""
     rel = path.relative_to(PKG)
     if len(rel.parts) > 1:
         return rel.parts[0]
-    return rel.stem if rel.stem.startswith("_") and rel.stem != "__init__" else TOP
+    return TOP if rel.stem in TOP_FILES else rel.stem
 
 
-def imports(source: str, module: str) -> tuple[set[str], set[str]]:
-    """一段源码（模块名 ``module``，如 ``transformer_lab.core.rnn``）导入的 (包内的层, 第三方包)。
+def module_name(path: Path) -> str:
+    """``transformer_lab/core/rnn.py`` → ``transformer_lab.core.rnn``；包的 ``__init__.py`` 保留 ``.__init__``
+    （这样相对导入 ``from . import x`` 在包里和在模块里按同一条规则解析）。"""
+    return ".".join(("transformer_lab", *path.relative_to(PKG).with_suffix("").parts))
 
-    包括函数体里的导入；包内导入按相对路径解析到层。
+
+def on_disk(name: str) -> bool:
+    """``transformer_lab.a.b`` 是包里真有的模块或包吗？"""
+    parts = name.split(".")
+    if parts[0] != "transformer_lab":
+        return False
+    where = PKG.joinpath(*parts[1:])
+    return (where / "__init__.py").is_file() or where.with_suffix(".py").is_file()
+
+
+def imported_modules(source: str, module: str, is_module: Callable[[str], bool] = on_disk) -> list[str]:
+    """一段源码（模块名 ``module``）导入的模块，绝对名字，包括函数体里的导入。
+
+    相对导入按 ``module`` 解析；``from P import a``：``P.a`` 是模块（``is_module``）时算导入了 ``P.a``，
+    否则算导入了 ``P``（取 P 里的名字）。父包的 ``__init__`` 总会先运行，不算一次导入。
     """
-    internal, third_party = set(), set()
+    names = []
     package = module.split(".")[:-1]
     for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.Import):
-            names = [alias.name for alias in node.names]
-        elif isinstance(node, ast.ImportFrom) and node.level == 0:
-            names = [node.module]
+            names += [alias.name for alias in node.names]
         elif isinstance(node, ast.ImportFrom):
-            base = package[: len(package) - node.level + 1]
-            targets = [node.module] if node.module else [alias.name for alias in node.names]
-            names = [".".join([*base, t]) for t in targets]
-        else:
-            continue
-        for name in names:
-            parts = name.split(".")
-            if parts[0] == "transformer_lab":
-                inner = parts[1] if len(parts) > 1 else ""
-                is_folder = (PKG / inner).is_dir()
-                internal.add(inner if is_folder or inner.startswith("_") else TOP)
-            elif parts[0] not in sys.stdlib_module_names and parts[0] != "__future__":
-                third_party.add(parts[0])
+            if node.level == 0:
+                base = node.module
+            else:
+                base = ".".join([*package[: len(package) - node.level + 1], *([node.module] if node.module else [])])
+            for alias in node.names:
+                names.append(f"{base}.{alias.name}" if is_module(f"{base}.{alias.name}") else base)
+    return names
+
+
+def imports(source: str, module: str) -> tuple[set[str], set[str]]:
+    """一段源码（模块名 ``module``，如 ``transformer_lab.core.rnn``）导入的 (包内的层, 第三方包)。"""
+    internal, third_party = set(), set()
+    for name in imported_modules(source, module):
+        parts = name.split(".")
+        if parts[0] == "transformer_lab":
+            inner = parts[1] if len(parts) > 1 else ""
+            own_layer = (PKG / inner).is_dir() or (inner not in TOP_FILES and (PKG / f"{inner}.py").is_file())
+            internal.add(inner if inner and own_layer else TOP)
+        elif parts[0] not in sys.stdlib_module_names and parts[0] != "__future__":
+            third_party.add(parts[0])
     return internal, third_party
 
 
@@ -78,19 +107,62 @@ def violations(layer: str, source: str, module: str) -> list[str]:
     return bad + [f"第三方的 {name}" for name in sorted(third_party - ok_third)]
 
 
+def import_graph(sources: dict[str, str]) -> dict[str, set[str]]:
+    """模块 → 它导入的包内模块。``sources``：模块名（``module_name`` 的写法）→ 源码。"""
+    def canonical(name: str) -> str | None:
+        return name if name in sources else f"{name}.__init__" if f"{name}.__init__" in sources else None
+
+    def is_module(name: str) -> bool:
+        return canonical(name) is not None
+
+    graph = {}
+    for module, source in sources.items():
+        targets = {canonical(name) for name in imported_modules(source, module, is_module)}
+        graph[module] = {t for t in targets if t is not None and t != module}
+    return graph
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """导入图里的环：每个环是一组互相（直接或间接）导入的模块，排好序；没有环时是空列表。"""
+    def reachable(start: str) -> set[str]:
+        seen, todo = set(), list(graph.get(start, ()))
+        while todo:
+            node = todo.pop()
+            if node not in seen:
+                seen.add(node)
+                todo += graph.get(node, ())
+        return seen
+
+    reach = {node: reachable(node) for node in graph}
+    found, done = [], set()
+    for node in sorted(graph):
+        if node in done or node not in reach[node]:
+            continue
+        ring = sorted(m for m in reach[node] if node in reach[m])
+        done |= set(ring)
+        found.append(ring)
+    return found
+
+
 MODULES = sorted(PKG.rglob("*.py"))
 
 
 @pytest.mark.parametrize("path", MODULES, ids=[str(p.relative_to(PKG)) for p in MODULES])
 def test_imports_point_down_only(path):
-    module = ".".join(("transformer_lab", *path.relative_to(PKG).with_suffix("").parts))
-    bad = violations(layer_of(path), path.read_text(encoding="utf-8"), module)
+    bad = violations(layer_of(path), path.read_text(encoding="utf-8"), module_name(path))
     assert not bad, f"{path.relative_to(PKG)}（{layer_of(path)} 层）导入了 {bad}"
 
 
 def test_every_folder_is_a_declared_layer():
     folders = {p.name for p in PKG.iterdir() if p.is_dir() and (p / "__init__.py").exists()}
-    assert folders <= set(ALLOWED), f"没有写明规则的文件夹：{folders - set(ALLOWED)}"
+    files = {p.stem for p in PKG.glob("*.py")} - TOP_FILES
+    assert folders | files <= set(ALLOWED), f"没有写明规则的文件夹或顶层文件：{(folders | files) - set(ALLOWED)}"
+
+
+def test_no_import_cycles():
+    graph = import_graph({module_name(p): p.read_text(encoding="utf-8") for p in MODULES})
+    assert graph["transformer_lab.quiz.__init__"] >= {"transformer_lab.quiz.bank_ch01_04", "transformer_lab.chapters"}
+    assert cycles(graph) == [], "模块之间有导入环"
 
 
 @pytest.mark.parametrize("layer, module, source, expected", [
@@ -100,12 +172,43 @@ def test_every_folder_is_a_declared_layer():
     ("lessons", "transformer_lab.lessons.x", "from .. import explore", ["包内的 (top)"]),
     ("plot", "transformer_lab.plot.x", "from ..core.attention import softmax", ["包内的 core"]),
     ("widgets", "transformer_lab.widgets.x", "import transformer_lab.lessons.costs", ["包内的 lessons"]),
+    ("core", "transformer_lab.core.x", "from .. import chapters", ["包内的 chapters"]),
+    ("lessons", "transformer_lab.lessons.x", "from ..quiz import questions", ["包内的 quiz"]),
+    ("quiz", "transformer_lab.quiz.x", "from ..widgets.static import PLAYER_JS", ["包内的 widgets"]),
+    ("chapters", "transformer_lab.chapters", "import numpy as np\nfrom . import core",
+     ["包内的 core", "第三方的 numpy"]),
     ("lessons", "transformer_lab.lessons.x", "from ..core.attention import attend\nfrom .. import _validation", []),
+    ("quiz", "transformer_lab.quiz.__init__", "from .. import chapters\nfrom . import question\nfrom ..lessons import costs",
+     []),
 ], ids=["core-imports-plot", "core-lazy-matplotlib", "lessons-imports-figures", "lessons-imports-top",
-        "plot-imports-math", "widgets-absolute-import", "allowed"])
+        "plot-imports-math", "widgets-absolute-import", "core-imports-chapters", "lessons-imports-quiz",
+        "quiz-imports-widgets", "chapters-imports-core", "allowed", "allowed-quiz"])
 def test_the_layer_check_can_fail(layer, module, source, expected):
     """反证：往下层塞一个向上的导入，同一个检查函数必须把它找出来。"""
     assert violations(layer, source, module) == expected
+
+
+def test_the_cycle_check_can_fail():
+    """反证：改版前的题库——题的格式、两个题库、汇总互相导入（汇总写在函数里的延迟导入也算）——必须被找出环来；
+    把题的格式单独放一个模块、汇总放进包的 ``__init__`` 之后，环就没有了。"""
+    old = {
+        "transformer_lab.lessons.question_bank": "from .. import _validation\n"
+                                                 "def questions():\n    from .questions_basics import basic_questions",
+        "transformer_lab.lessons.questions_basics": "from . import dependency_graph\n"
+                                                    "from .question_bank import Question",
+        "transformer_lab.lessons.dependency_graph": "import numpy as np",
+        "transformer_lab._validation": "import numpy as np",
+    }
+    assert cycles(import_graph(old)) == [["transformer_lab.lessons.question_bank",
+                                          "transformer_lab.lessons.questions_basics"]]
+    new = {
+        "transformer_lab.quiz.__init__": "from . import bank_ch01_04\nfrom .question import Question",
+        "transformer_lab.quiz.question": "from .. import _validation",
+        "transformer_lab.quiz.bank_ch01_04": "from .question import Question",
+        "transformer_lab._validation": "import numpy as np",
+    }
+    assert cycles(import_graph(new)) == []
+    assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"d"}, "e": {"a"}}) == [["a", "b", "c"], ["d"]]
 
 
 # ---------------------------------------------------------------- 只用数学时不加载画图和控件

@@ -3,14 +3,18 @@
 
 from __future__ import annotations
 
+import io
+import os
+import sys
+import time
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 import pytest
 
-from transformer_lab.lessons import question_bank as qb
+from transformer_lab import chapters, quiz
 
-BANK = qb.questions()
+BANK = quiz.questions()
 PAGE = "book/self_test.html"
 
 
@@ -93,7 +97,7 @@ def test_answer_every_question_wrong_then_right_with_the_keyboard(site, page):
     for q in BANK:
         url = urlsplit(targets[q.qid])
         path = (site / Path(PAGE).parent / url.path).resolve()
-        assert path.name == f"{qb.CHAPTERS[q.chapter][0]}.html" and path.is_file(), (q.qid, targets[q.qid])
+        assert path.name == f"{chapters.chapter(q.chapter).stem}.html" and path.is_file(), (q.qid, targets[q.qid])
         if q.section:
             assert url.fragment and f'id="{unquote(url.fragment)}"' in path.read_text(encoding="utf-8"), q.qid
     # 全部清空
@@ -137,8 +141,6 @@ def test_controls_show_focus_and_feedback_is_announced(site, page):
 
 def test_build_step_finds_section_anchors_and_warns_on_missing_ones(monkeypatch):
     """建网站时，“回去看”的锚点按小节标题在那一章的 doctree 里找；找不到要发警告（-W 下构建失败），不能悄悄失效。"""
-    import sys
-
     from docutils import nodes
 
     from site_tools import ROOT
@@ -162,3 +164,43 @@ def test_build_step_finds_section_anchors_and_warns_on_missing_ones(monkeypatch)
     assert not warnings
     assert self_test_page._section_anchor(Env(), "notebooks/04_four_steps", "改过名的小节", None) == ""
     assert len(warnings) == 1 and "改过名的小节" in warnings[0]
+
+
+def test_the_page_is_reread_when_the_package_changes_and_only_then(tmp_path, monkeypatch):
+    """题目在 Python 包里：自测页用 ``env.note_dependency`` 登记包里的文件，其中一个变了，Sphinx 就重读这一页；
+    什么都没变时不重读（以前每次构建都强制重读）。在一个只有一页的小网站上建三次，几秒钟，不用建整本书。"""
+    from sphinx.application import Sphinx
+
+    from site_tools import ROOT
+
+    sys.path.insert(0, str(ROOT / "book" / "_ext"))
+    import self_test_page
+
+    src, out = tmp_path / "src", tmp_path / "out"
+    src.mkdir()
+    (src / "conf.py").write_text("extensions = ['self_test_page']\n", encoding="utf-8")
+    (src / "index.rst").write_text("自测\n====\n\n.. self-test::\n", encoding="utf-8")
+    bank = tmp_path / "bank_stand_in.py"  # 代替包里的一个题库文件（不去改仓库里真文件的时间戳）
+    bank.write_text("# 题库\n", encoding="utf-8")
+    real = self_test_page.dependencies
+    monkeypatch.setattr(self_test_page, "dependencies", lambda srcdir: [*real(srcdir), bank])
+
+    def build() -> tuple[str, Sphinx]:
+        status = io.StringIO()
+        app = Sphinx(str(src), str(src), str(out), str(out / ".doctrees"), "html", status=status,
+                     warning=io.StringIO(), freshenv=False)
+        app.build()
+        return status.getvalue(), app
+
+    log, app = build()
+    deps = {Path(d).name for d in app.env.dependencies["index"]}
+    assert {"question.py", "bank_ch01_04.py", "bank_ch05_08.py", "html.py", "quiz.js", "quiz.css", "chapters.py",
+            "bank_stand_in.py"} <= deps
+    page = (out / "index.html").read_text(encoding="utf-8")
+    assert page.count('class="tlq-q"') == len(BANK)
+    log, _ = build()
+    assert "0 added, 0 changed, 0 removed" in log, log  # 什么都没变：不重读
+    later = time.time() + 10
+    os.utime(bank, (later, later))
+    log, _ = build()
+    assert "0 added, 1 changed, 0 removed" in log, log  # 题库变了：重读自测页

@@ -117,24 +117,19 @@ _RENAMED = {  # 改过名的公开名字 → 现在的位置（旧名字给出�
 def self_test(chapter: int | None = None):
     """在 notebook 里做全书自测：和网站上“自测”页同一份题库、同一个小部件，不需要网络。
 
-    ``chapter`` 为 1–8 时只出这一章的题。每道题提交后立刻给出反馈、讲解和链接回相关的小节，并更新得分。
+    ``chapter`` 为某一章的章号时只出这一章的题。每道题提交后立刻给出反馈、讲解和链接回相关的小节，并更新得分。
+    详见 ``transformer_lab.quiz.self_test``。
 
     Raises
     ------
-    TypeError, ValueError
-        ``chapter`` 不是 1 到 8 的整数。
+    TypeError
+        ``chapter`` 不是正整数。
+    ValueError
+        ``chapter`` 不是本书的章号（``transformer_lab.chapters``）。
     """
-    from . import _validation
-    from .lessons.question_bank import CHAPTERS, as_dicts, notebook_href, questions
-    from .widgets.self_test import SelfTest
+    from .quiz import self_test as show_quiz
 
-    bank = questions()
-    if chapter is not None:
-        chapter = _validation.positive_int(chapter, "chapter")
-        if chapter not in CHAPTERS:
-            raise ValueError(f"chapter 必须是 1 到 {len(CHAPTERS)} 之间的章号，收到 {chapter}。")
-        bank = tuple(q for q in bank if q.chapter == chapter)
-    return SelfTest(as_dicts(bank, notebook_href))
+    return show_quiz(chapter)
 
 
 def __getattr__(name: str):

@@ -1,31 +1,47 @@
 """自测页：在 Markdown 里写一行 ```{self-test}```，建网站时换成题库生成的自测小部件。
 
-题库在 ``transformer_lab.lessons.question_bank``（数值答案由工具包当场算出），HTML 由
-``transformer_lab.widgets.self_test.render_html`` 生成——和 notebook 里 ``tl.self_test()`` 是同一段。
-每道题的“回去看”链接指向某一章的某个小节：小节按标题在那一章的 doctree 里找，找不到就发警告
-（``-W`` 下构建失败），所以章节标题改了、链接不会悄悄失效。
+题库和小部件都在 ``transformer_lab.quiz``（数值答案由工具包当场算出）：HTML 由 ``render_html`` 生成——
+和 notebook 里 ``tl.self_test()`` 是同一段。每道题的“回去看”链接指向某一章的某个小节：章的文档名取自
+``transformer_lab.chapters``，小节按标题在那一章的 doctree 里找，找不到就发警告（``-W`` 下构建失败），
+所以章节标题改了、链接不会悄悄失效。
+
+题目在 Python 包里，Sphinx 自己看不到它们的改动：指令用 ``env.note_dependency`` 把整个工具包的源文件
+（题目、答案要用的 core/lessons、小部件的脚本和样式）和各章的 notebook（小节标题）都登记为这一页的依赖，
+其中任何一个比上次读这一页时新，Sphinx 就重读这一页、重新生成自测。
 """
 
 from __future__ import annotations
+
+from pathlib import Path
 
 from docutils import nodes
 from sphinx.util import logging
 from sphinx.util.docutils import SphinxDirective
 
-from transformer_lab.lessons.question_bank import CHAPTERS, as_dicts, questions
-from transformer_lab.widgets.self_test import render_html
+from transformer_lab import chapters, quiz
 
 logger = logging.getLogger(__name__)
+PACKAGE = Path(quiz.__file__).resolve().parents[1]  # transformer_lab/
 
 
 class self_test_placeholder(nodes.General, nodes.Element):
     """占位：等所有页面都读完（小节的锚点都有了）再换成 HTML。"""
 
 
+def dependencies(srcdir: str | Path) -> list[Path]:
+    """自测页依赖的文件：工具包里的每个 .py/.js/.css，加上每一章的 notebook（在 ``srcdir`` 下，有的才算：
+    Sphinx 把找不到的依赖当成“每次都变了”）。"""
+    package = [p for p in sorted(PACKAGE.rglob("*")) if p.suffix in {".py", ".js", ".css"}]
+    notebooks = [Path(srcdir) / c.notebook for c in chapters.CHAPTERS]
+    return package + [p for p in notebooks if p.is_file()]
+
+
 class SelfTestDirective(SphinxDirective):
     has_content = False
 
     def run(self):
+        for path in dependencies(self.env.srcdir):
+            self.env.note_dependency(str(path))
         node = self_test_placeholder()
         node.source, node.line = self.get_source_info()
         return [node]
@@ -41,8 +57,8 @@ def _section_anchor(env, docname: str, title: str, where) -> str:
 
 def _replace(app, doctree, docname) -> None:
     for node in list(doctree.findall(self_test_placeholder)):
-        def link(chapter: int, section: str | None) -> str:
-            target = f"notebooks/{CHAPTERS[chapter][0]}"
+        def link(number: int, section: str | None) -> str:
+            target = chapters.chapter(number).docname
             if target not in app.env.all_docs:
                 logger.warning(f"自测题链接的章节 {target} 不在书里", location=node)
                 return "#"
@@ -50,18 +66,12 @@ def _replace(app, doctree, docname) -> None:
             anchor = _section_anchor(app.env, target, section, node) if section else ""
             return f"{uri}#{anchor}" if anchor else uri
 
-        html = render_html(as_dicts(questions(), link), prefix="tlq")
+        html = quiz.render_html(quiz.as_dicts(quiz.questions(), link), prefix="tlq")
         node.replace_self(nodes.raw("", html, format="html"))
-
-
-def _always_rewrite(app, env, added, changed, removed):
-    """题库在 Python 包里，Sphinx 察觉不到它的改动：每次构建都重新生成自测页。"""
-    return [doc for doc in env.found_docs if doc.endswith("self_test")]
 
 
 def setup(app):
     app.add_node(self_test_placeholder)
     app.add_directive("self-test", SelfTestDirective)
     app.connect("doctree-resolved", _replace)
-    app.connect("env-get-outdated", _always_rewrite)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -1,4 +1,4 @@
-// 自测小部件的判分脚本：没有内核、没有网络也能用。题目和反馈都已写在 HTML 里（格式由 self_test.py 定义），
+// 自测小部件的判分脚本：没有内核、没有网络也能用。题目和反馈都已写在 HTML 里（格式由 html.py 定义），
 // 这里只负责：读读者的答案 → 判对错 → 把对应的反馈、讲解、计算和回看链接复制进反馈区 → 更新得分。
 (function () {
   function parseNumber(text) {
@@ -15,7 +15,20 @@
       into.appendChild(c);
     });
   }
+  // 元素 id 的前缀由题目内容算出：同一页上有两份一模一样的自测（比如两个 notebook 都显示了第 4 章的题）时，
+  // 给后一份换一个没人用的前缀，否则两份的单选组会连在一起、标签会指到前一份的选项上。
+  function renamePrefix(root) {
+    var old = root.id, n = 2;
+    while (document.getElementById(old + "-" + n)) n++;
+    var fresh = old + "-" + n;
+    function swap(value) { return value.indexOf(old) === 0 ? fresh + value.slice(old.length) : value; }
+    root.id = fresh;
+    root.querySelectorAll("[id]").forEach(function (el) { el.id = swap(el.id); });
+    root.querySelectorAll("label[for]").forEach(function (el) { el.htmlFor = swap(el.htmlFor); });
+    root.querySelectorAll("input[name]").forEach(function (el) { el.name = swap(el.name); });
+  }
   document.querySelectorAll(".tlq:not([data-ready])").forEach(function (root) {
+    if (document.getElementById(root.id) !== root) renamePrefix(root);
     root.setAttribute("data-ready", "1");
     var total = Number(root.getAttribute("data-total"));
     var score = root.querySelector(".tlq-score");

@@ -1,47 +1,27 @@
 """自测小部件：把一份题库（纯数据）写成一段自给自足的 HTML——题目、选项、每个选项的反馈、讲解、
-“先猜后看”的计算，全部预先写在 HTML 里（反馈先藏着），再加一小段脚本 ``self_test.js`` 负责判分。
+“先猜后看”的计算，全部预先写在 HTML 里（反馈先藏着），再加样式 ``quiz.css`` 和一小段判分脚本 ``quiz.js``。
 
 没有内核、没有网络也能用：网站上的自测页由 ``book/_ext/self_test_page.py`` 在建网站时插入这段 HTML；
 notebook 里 ``tl.self_test()`` 显示的是同一段 HTML（读者自己运行出来的输出是受信任的，脚本会运行）。
 题面用普通的 Unicode 写数学（√d_k、QKᵀ），不依赖 MathJax。
 
-输入是 ``transformer_lab.lessons.question_bank.as_dicts`` 给出的字典列表；本模块不导入题库（层次：widgets 不依赖 lessons）。
+输入是 ``transformer_lab.quiz.question.as_dicts`` 给出的字典列表；本模块只用标准库，不导入题库。
+元素 id 的默认前缀由题目内容算出（同样的题，每次都是同样的 HTML）；同一页上放了两份一模一样的自测时，
+``quiz.js`` 给后一份换一个前缀，两份互不干扰。
 """
 
 from __future__ import annotations
 
+import hashlib
 import html
-import itertools
+import json
 from pathlib import Path
 
-__all__ = ["render_html", "SelfTest", "SELF_TEST_JS", "KIND_NAMES"]
+__all__ = ["render_html", "default_prefix", "SelfTest", "QUIZ_JS", "QUIZ_CSS", "KIND_NAMES"]
 
-SELF_TEST_JS = Path(__file__).with_name("self_test.js").read_text(encoding="utf-8")
+QUIZ_JS = Path(__file__).with_name("quiz.js").read_text(encoding="utf-8")
+QUIZ_CSS = Path(__file__).with_name("quiz.css").read_text(encoding="utf-8")
 KIND_NAMES = {"choice": "单选", "number": "填数", "predict": "先猜后看"}
-_ids = itertools.count(1)  # 同一页上显示两次，元素 id 也不重复
-
-_CSS = """
-.tlq{--tlq-ok:#1b5e20;--tlq-ok-bg:#e8f5e9;--tlq-bad:#8e1b1b;--tlq-bad-bg:#fdecea;margin:1em 0}
-.tlq-score{position:sticky;top:0;z-index:2;background:#fff;border:1px solid #888;border-radius:6px;padding:.4em .8em;
-  font-weight:bold;color:#222}
-.tlq-q{border:1px solid #bbb;border-radius:8px;padding:.8em 1em;margin:1em 0}
-.tlq-q fieldset{border:0;margin:0;padding:0}
-.tlq-q legend{font-size:1.05rem;line-height:1.6;font-weight:bold;margin-bottom:.5em;color:#222}
-.tlq-meta{display:block;font-size:.85rem;font-weight:normal;color:#444}
-.tlq-choice{display:flex;gap:.5em;align-items:flex-start;margin:.35em 0}
-.tlq-choice input{margin-top:.3em}
-.tlq-number input{font-size:1em;padding:.2em .4em;width:12em;margin:0 .5em}
-.tlq button{font-size:1em;padding:.3em 1em;margin-top:.6em;border:1px solid #333;border-radius:5px;background:#f3f3f3;
-  color:#111;cursor:pointer}
-.tlq button:focus-visible,.tlq input:focus-visible,.tlq a:focus-visible{outline:3px solid #1a56c4;outline-offset:2px}
-.tlq-feedback:not(:empty){margin-top:.7em;padding:.6em .8em;border-radius:6px}
-.tlq-feedback.tlq-right{background:var(--tlq-ok-bg);color:var(--tlq-ok)}
-.tlq-feedback.tlq-wrong{background:var(--tlq-bad-bg);color:var(--tlq-bad)}
-.tlq-feedback.tlq-empty{background:#f3f3f3;color:#222}
-.tlq-feedback p{margin:.3em 0}
-.tlq-feedback a{color:#0b3d91}
-.tlq-reveal pre{background:#fff;color:#111;border:1px solid #999;padding:.4em .6em;margin:.3em 0;white-space:pre-wrap}
-"""
 
 
 def _e(text: object) -> str:
@@ -90,15 +70,25 @@ def _question(q: dict, prefix: str) -> str:
             f'<div class="tlq-feedback" aria-live="polite"></div>{_templates(q)}</div>')
 
 
+def default_prefix(questions: list[dict]) -> str:
+    """由题目内容算出的元素 id 前缀：``"tlq-"`` 加内容摘要的前 8 位十六进制数。同样的题 → 同样的前缀。
+
+    >>> default_prefix([{"qid": "a"}]) == default_prefix([{"qid": "a"}]) != default_prefix([{"qid": "b"}])
+    True
+    """
+    text = json.dumps(questions, ensure_ascii=False, sort_keys=True, default=repr)
+    return "tlq-" + hashlib.sha256(text.encode("utf-8")).hexdigest()[:8]
+
+
 def render_html(questions: list[dict], prefix: str | None = None) -> str:
     """一段自给自足的自测 HTML（样式、题目、判分脚本都在里面，不加载任何外部文件）。
 
     Parameters
     ----------
     questions : list of dict
-        ``question_bank.as_dicts`` 的结果。
+        ``question.as_dicts`` 的结果。
     prefix : str, optional
-        元素 id 的前缀；默认每次调用自动编号（同一页放两份也不冲突）。
+        元素 id 的前缀；默认由题目内容算出（``default_prefix``）。
 
     Raises
     ------
@@ -106,16 +96,16 @@ def render_html(questions: list[dict], prefix: str | None = None) -> str:
         ``questions`` 不是非空的字典列表，或 ``prefix`` 不是只含字母、数字、连字符的字符串。
     """
     if not isinstance(questions, list) or not questions or not all(isinstance(q, dict) for q in questions):
-        raise TypeError(f"questions 必须是非空的 dict 列表（question_bank.as_dicts 的结果），收到 {type(questions).__name__}。")
-    prefix = f"tlq{next(_ids)}" if prefix is None else prefix
+        raise TypeError(f"questions 必须是非空的 dict 列表（quiz.as_dicts 的结果），收到 {type(questions).__name__}。")
+    prefix = default_prefix(questions) if prefix is None else prefix
     if not isinstance(prefix, str) or not prefix.replace("-", "").isalnum() or not prefix.isascii():
         raise ValueError(f"prefix 只能含英文字母、数字和连字符，收到 {prefix!r}。")
     total = len(questions)
-    return (f'<div class="tlq" id="{prefix}" data-total="{total}"><style>{_CSS}</style>'
+    return (f'<div class="tlq" id="{prefix}" data-total="{total}"><style>{QUIZ_CSS}</style>'
             f'<p class="tlq-score" role="status" aria-live="polite">得分：0 / {total}（已答 0 题）</p>'
             + "".join(_question(q, prefix) for q in questions)
             + '<button type="button" class="tlq-reset">全部清空，重新做</button>'
-            f"<script>{SELF_TEST_JS}</script></div>")
+            f"<script>{QUIZ_JS}</script></div>")
 
 
 class SelfTest:

@@ -1,7 +1,7 @@
 """自测题库，第 1–4 章：RNN 与注意力、自注意力、Q/K/V、计算四步。数值答案都由本包当场算出。
 
-素材里的八道自测题有六道在这里（``from_seed=True``），另两道（多头、位置编码）在 ``questions_layers``。
-本模块只依赖 NumPy。
+素材里的八道自测题有六道在这里（``from_seed=True``），另两道（多头、位置编码）在 ``bank_ch05_08``。
+本模块只导入 ``question``（题的格式），以及算答案要用的 core、lessons。
 """
 
 from __future__ import annotations
@@ -11,10 +11,10 @@ import numpy as np
 from ..core.softmax import softmax
 from ..core.rnn import input_jacobians, orthogonal_recurrent_weights
 from ..core.similarity import cosine_similarity, dot
-from . import dependency_graph
-from .question_bank import Question
+from ..lessons import dependency_graph
+from .question import Question
 
-__all__ = ["basic_questions", "softmax_cake", "rnn_signal_left", "scaled_score"]
+__all__ = ["questions", "softmax_cake", "rnn_signal_left", "scaled_score"]
 
 
 def softmax_cake(scores=(5.0, 2.0, 0.0)) -> np.ndarray:
@@ -238,10 +238,10 @@ def _own_questions() -> list[Question]:
     ]
 
 
-def basic_questions() -> list[Question]:
+def questions() -> list[Question]:
     """第 1–4 章的题：素材里的六道，加上本书自己的题。
 
-    >>> qs = basic_questions()
+    >>> qs = questions()
     >>> sorted({q.chapter for q in qs}), sum(q.from_seed for q in qs)
     ([1, 2, 3, 4], 6)
     """

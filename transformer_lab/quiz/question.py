@@ -1,4 +1,4 @@
-"""全书自测的题库：每道题的题面、选项、反馈，以及数值题的答案——答案由本包当场算出，不手抄。
+"""一道自测题的格式和检查，以及把题变成小部件要的纯数据。
 
 三种题（``kind``）：
 
@@ -6,10 +6,8 @@
 * ``"number"``：填一个数；答案在 ``answer ± tolerance`` 以内算对。
 * ``"predict"``：先猜后看；读者先选一个预测，提交后显示 ``reveal`` 里的一小段计算（由代码算出的几行）。
 
-题目本身写在 ``questions_basics``（第 1–4 章）和 ``questions_layers``（第 5–8 章）里；
-这里只有题的格式、检查和汇总。网页上的自测页（``book/_ext/self_test_page.py``）和 notebook 里的
-``tl.self_test()`` 用的是同一份题库、同一个小部件（``transformer_lab.widgets.self_test``）。
-本模块只依赖 NumPy。
+题目本身写在 ``bank_chNN_MM.py`` 里（每个题库只导入本模块，以及算答案要用的 core、lessons），
+由 ``transformer_lab.quiz.questions`` 汇总。章号按 ``transformer_lab.chapters`` 的章节表检查。
 """
 
 from __future__ import annotations
@@ -18,20 +16,10 @@ from dataclasses import dataclass
 from typing import Callable
 
 from .. import _validation as check
+from ..chapters import chapter as lookup_chapter
 
-__all__ = ["Question", "CHAPTERS", "GROUPS", "KINDS", "questions", "as_dicts", "notebook_href"]
+__all__ = ["Question", "GROUPS", "KINDS", "as_dicts", "notebook_href"]
 
-# 章号 → (notebook 的文件名, 章名)
-CHAPTERS: dict[int, tuple[str, str]] = {
-    1: ("01_rnn_vs_transformer", "RNN 与 Transformer"),
-    2: ("02_self_attention", "自注意力"),
-    3: ("03_qkv", "Q、K、V 三兄弟"),
-    4: ("04_four_steps", "计算四步"),
-    5: ("05_multi_head", "多头注意力"),
-    6: ("06_positional_encoding", "位置编码"),
-    7: ("07_complexity", "复杂度"),
-    8: ("08_transformer_layer", "串起来：一层 Transformer"),
-}
 GROUPS = ("地基题", "机制题", "易错题", "计算题")
 KINDS = ("choice", "number", "predict")
 
@@ -45,7 +33,7 @@ class Question:
     qid : str
         题目编号（ASCII，网页上的 id 用它）。
     chapter : int
-        考的是第几章（1–8），反馈里链接回这一章。
+        考的是第几章（``transformer_lab.chapters`` 里的章号），反馈里链接回这一章。
     section : str or None
         链接回的小节标题（必须和那一章的标题一字不差）；None 时只链接到章。
     group : str
@@ -68,6 +56,15 @@ class Question:
         predict 题提交后显示的计算，每项一行。
     from_seed : bool
         是不是来自素材里的八道自测题。
+
+    Raises
+    ------
+    TypeError
+        ``kind``、``group`` 不是字符串，或 ``chapter`` 不是正整数。
+    ValueError
+        ``kind``、``group`` 不是可选值之一；``chapter`` 不是本书的章号；``qid`` 含英文字母、数字、连字符以外的字符；
+        数值题缺 ``answer``、``explain`` 或给了选项；选择题的选项、反馈、``correct`` 对不上或给了 ``answer``；
+        先猜后看的题没有 ``reveal``。
     """
 
     qid: str
@@ -89,8 +86,7 @@ class Question:
     def __post_init__(self) -> None:
         check.one_of(self.kind, "kind", KINDS)
         check.one_of(self.group, "group", GROUPS)
-        if self.chapter not in CHAPTERS:
-            raise ValueError(f"题 {self.qid}：chapter 必须是 1 到 8 的整数，收到 {self.chapter!r}。")
+        lookup_chapter(self.chapter, f"题 {self.qid} 的 chapter")
         if not self.qid.isascii() or not self.qid.replace("-", "").isalnum():
             raise ValueError(f"题 {self.qid!r}：qid 只能用英文字母、数字和连字符（网页 id 要用它）。")
         if self.kind == "number":
@@ -108,33 +104,16 @@ class Question:
             raise ValueError(f"题 {self.qid}：先猜后看的题要有 reveal（提交后显示的计算）。")
 
     def accepts(self, value: float) -> bool:
-        """数值题：``value`` 在答案的误差范围内吗？"""
+        """数值题：``value`` 在答案的误差范围内吗？
+
+        Raises
+        ------
+        ValueError
+            这道题不是数值题，或 ``value`` 不是有限的实数。
+        """
         if self.kind != "number":
             raise ValueError(f"题 {self.qid} 不是数值题（kind={self.kind!r}），没有数值答案。")
         return abs(check.finite_real(value, "value") - self.answer) <= self.tolerance
-
-
-def questions() -> tuple[Question, ...]:
-    """全书自测的全部题目：先是素材里的八道（地基、机制、易错），再按章节排其余的题。
-
-    Examples
-    --------
-    >>> qs = questions()
-    >>> len(qs) >= 24, sorted({q.chapter for q in qs})
-    (True, [1, 2, 3, 4, 5, 6, 7, 8])
-    >>> sum(q.from_seed for q in qs)
-    8
-    """
-    from .questions_basics import basic_questions
-    from .questions_layers import layer_questions
-
-    bank = (*basic_questions(), *layer_questions())
-    ids = [q.qid for q in bank]
-    if len(set(ids)) != len(ids):
-        raise ValueError(f"题库里有重复的 qid：{sorted({i for i in ids if ids.count(i) > 1})}")
-    seeds = [q for q in bank if q.from_seed]
-    others = sorted((q for q in bank if not q.from_seed), key=lambda q: q.chapter)
-    return (*sorted(seeds, key=lambda q: GROUPS.index(q.group)), *others)
 
 
 def notebook_href(chapter: int, section: str | None) -> str:
@@ -145,18 +124,18 @@ def notebook_href(chapter: int, section: str | None) -> str:
     >>> notebook_href(2, "小测验")
     '02_self_attention.ipynb#小测验'
     """
-    name = CHAPTERS[chapter][0] + ".ipynb"
+    name = lookup_chapter(chapter).stem + ".ipynb"
     return name if section is None else f"{name}#{section.replace(' ', '-')}"
 
 
 def as_dicts(bank: tuple[Question, ...], link: Callable[[int, str | None], str]) -> list[dict]:
-    """把题库变成小部件要的纯数据（``transformer_lab.widgets.self_test.render_html`` 的输入）。
+    """把题库变成小部件要的纯数据（``transformer_lab.quiz.html.render_html`` 的输入）。
 
     ``link(chapter, section)`` 给出链接回那一节的地址：网站上由 Sphinx 算出，notebook 里用 ``notebook_href``。
     """
     out = []
     for number, q in enumerate(bank, start=1):
-        where = f"第 {q.chapter} 章 {CHAPTERS[q.chapter][1]}" + (f"：{q.section}" if q.section else "")
+        where = f"第 {q.chapter} 章 {lookup_chapter(q.chapter).short}" + (f"：{q.section}" if q.section else "")
         out.append({
             "qid": q.qid, "number": number, "group": q.group, "kind": q.kind, "prompt": q.prompt,
             "choices": list(q.choices), "why": list(q.why), "correct": q.correct,

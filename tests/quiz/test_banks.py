@@ -1,31 +1,29 @@
-"""全书自测的题库：每个数值答案用独立的代码（纯 Python 的 math，不用工具包）重算一遍；每道题格式正确；
-至少 24 道、覆盖第 1–8 章、素材里的八道都在；链接回去的小节在那一章里真的存在；小部件的 HTML 结构正确。"""
+"""全书自测的题目（``quiz/bank_ch01_04.py``、``quiz/bank_ch05_08.py``）和汇总（``quiz/__init__.py`` 的
+``questions``、``self_test``）：每个数值答案用独立的代码（纯 Python 的 math，不用工具包）重算一遍；每道题内容通顺；
+至少 24 道、章节表里的每一章都有题、素材里的八道都在；链接回去的小节在那一章里真的存在。"""
 
 from __future__ import annotations
 
-import html
-import json
 import math
 import re
-from pathlib import Path
 
 import nbformat
 import numpy as np
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
+from conftest import check_error
 
 import transformer_lab as tl
-from transformer_lab.lessons import question_bank as qb
-from transformer_lab.lessons.questions_basics import rnn_signal_left, softmax_cake
-from transformer_lab.lessons.questions_layers import order_blind, rope_scores
-from transformer_lab.widgets.self_test import SELF_TEST_JS, render_html
+from transformer_lab import chapters, quiz
+from transformer_lab.quiz.bank_ch01_04 import rnn_signal_left, scaled_score, softmax_cake
+from transformer_lab.quiz.bank_ch05_08 import order_blind, parameter_count, rope_scores
+from transformer_lab.quiz.question import KINDS, Question
 
 from site_tools import LATIN_WORD, ROOT, book_words
-from test_static_html import scripts
 
-BANK = qb.questions()
+BANK = quiz.questions()
 BY_ID = {q.qid: q for q in BANK}
+LAST = chapters.CHAPTERS[-1].number
+VE, TE = ValueError, TypeError
 
 
 def _softmax(xs):
@@ -57,13 +55,13 @@ SEEDS = {"seed-forget", "seed-hops", "seed-parallel", "seed-qkv-origin", "seed-s
 
 def test_bank_size_and_coverage():
     assert len(BANK) >= 24
-    assert {q.chapter for q in BANK} == set(range(1, 9))
+    assert {q.chapter for q in BANK} == set(chapters.numbers())
     assert {q.qid for q in BANK if q.from_seed} == SEEDS
     assert [q.qid for q in BANK[:8]] == ["seed-forget", "seed-hops", "seed-parallel", "seed-qkv-origin",
                                          "seed-sqrt-dk", "seed-heads", "seed-it-animal", "seed-position"]
     assert [q.group for q in BANK[:8]] == ["地基题"] * 3 + ["机制题"] * 3 + ["易错题"] * 2
     assert len({q.qid for q in BANK}) == len(BANK)
-    assert {q.kind for q in BANK} == set(qb.KINDS)
+    assert {q.kind for q in BANK} == set(KINDS)
     assert sum(q.kind != "choice" for q in BANK) >= 16  # 算的题和先猜后看的题占一多半
 
 
@@ -93,12 +91,6 @@ def test_rounded_answers_are_accepted_but_not_sloppy_ones(q):
     assert not q.accepts(q.answer + 2 * step) and not q.accepts(q.answer - 2 * step)
 
 
-@given(st.floats(-1e6, 1e6, allow_nan=False))
-def test_accepts_is_exactly_the_tolerance_band(x):
-    q = BY_ID["ch3-cosine"]
-    assert q.accepts(x) == (abs(x - q.answer) <= q.tolerance)
-
-
 def test_predict_reveals_show_computed_values():
     """“先猜后看”的题提交后显示的计算：数字和独立算出的一致，而且正确的预测确实是计算的结论。"""
     rev = {q.qid: "\n".join(q.reveal) for q in BANK if q.kind == "predict"}
@@ -113,6 +105,8 @@ def test_predict_reveals_show_computed_values():
 def test_helpers_against_independent_references():
     np.testing.assert_allclose(softmax_cake(), _softmax([5, 2, 0]))
     assert rnn_signal_left(0.8, 5) == pytest.approx(0.8 ** 5)
+    assert scaled_score(9.0, 16) == 9 / 4
+    assert parameter_count(8, 32, ("w_1", "b_1")) == 8 * 32 + 32
     assert order_blind() == (True, True)
     # 独立的注意力（逐行 softmax 的纯 NumPy 写法）：倒序输入的输出 = 原输出倒序
     x = np.random.default_rng(3).normal(size=(4, 2))
@@ -146,7 +140,7 @@ def test_every_question_is_well_formed(q):
 
 
 def _headings(chapter: int) -> set[str]:
-    nb = nbformat.read(ROOT / "notebooks" / f"{qb.CHAPTERS[chapter][0]}.ipynb", as_version=4)
+    nb = nbformat.read(ROOT / chapters.chapter(chapter).notebook, as_version=4)
     lines = "\n".join(c.source for c in nb.cells if c.cell_type == "markdown").splitlines()
     return {line.lstrip("#").strip() for line in lines if line.startswith("#")}
 
@@ -154,7 +148,7 @@ def _headings(chapter: int) -> set[str]:
 def test_links_point_at_existing_sections():
     """每道题链接回去的小节，在那一章的 notebook 里有一字不差的标题（网站构建时也会再查一遍）。"""
     for q in BANK:
-        assert (ROOT / "notebooks" / f"{qb.CHAPTERS[q.chapter][0]}.ipynb").exists(), q.qid
+        assert (ROOT / chapters.chapter(q.chapter).notebook).exists(), q.qid
         if q.section is not None:
             assert q.section in _headings(q.chapter), (q.qid, q.section)
 
@@ -165,34 +159,6 @@ def test_latin_words_are_the_books_own():
     assert not set(LATIN_WORD.findall(text)) - book_words()
 
 
-def test_widget_html_structure():
-    data = qb.as_dicts(BANK, qb.notebook_href)
-    page = render_html(data, prefix="t")
-    assert page.count('class="tlq-q"') == len(BANK)
-    assert page.count('class="tlq-feedback" aria-live="polite"') == len(BANK)
-    assert f'data-total="{len(BANK)}"' in page and "得分：0 / " in page
-    for q in data:
-        block = page.split(f'id="t-{q["qid"]}"', 1)[1].split('<div class="tlq-q"', 1)[0]
-        assert html.escape(q["prompt"], quote=True) in block
-        assert f'href="{html.escape(q["href"], quote=True)}"' in block
-        if q["kind"] == "number":
-            assert f'data-answer="{q["answer"]!r}"' in block and f'<label for="t-{q["qid"]}-in">' in block
-        else:
-            assert block.count('type="radio"') == len(q["choices"]) == block.count("<label for=")
-            assert f'data-correct="{q["correct"]}"' in block
-    ((tag, body),) = [s for s in scripts(page) if SELF_TEST_JS.strip()[:40] in s[1]]
-    assert body == SELF_TEST_JS
-
-
-def test_widget_escapes_nasty_text():
-    """题面里即使有 "</script>" 或 "<!--"，也关不掉脚本、插不进标签。"""
-    nasty = dict(qb.as_dicts(BANK[:1], qb.notebook_href)[0], prompt='</script><!--<script>"x"&', href='a"b')
-    page = render_html([nasty], prefix="n")
-    assert "</script><!--" not in page.split("<script>", 1)[0]
-    assert len(scripts(page)) == 1 and scripts(page)[0][1] == SELF_TEST_JS
-    assert 'href="a&quot;b"' in page
-
-
 def test_notebook_self_test_uses_the_same_bank():
     full, ch4 = tl.self_test(), tl.self_test(4)
     assert full._repr_html_().count('class="tlq-q"') == len(BANK)
@@ -200,17 +166,47 @@ def test_notebook_self_test_uses_the_same_bank():
     assert 'href="04_four_steps.ipynb#' in ch4.html
     assert repr(ch4) == f"自测：{sum(q.chapter == 4 for q in BANK)} 道题（在 JupyterLab 里显示为可以作答的小部件）"
     ids = re.findall(r'<div class="tlq" id="([^"]+)"', full.html + ch4.html)
-    assert len(set(ids)) == 2  # 同一个 notebook 里显示两次，id 不冲突
+    assert len(set(ids)) == 2  # 同一个 notebook 里显示全书和第 4 章，id 不冲突
+    assert tl.self_test(4).html == ch4.html  # 同样的题，同样的 HTML（不依赖之前显示过几次）
+    for c in chapters.CHAPTERS:
+        assert tl.self_test(c.number).count == sum(q.chapter == c.number for q in BANK) > 0
 
 
-def test_as_dicts_numbers_questions_in_order():
-    data = qb.as_dicts(BANK, lambda c, s: f"{c}|{s}")
-    assert [d["number"] for d in data] == list(range(1, len(BANK) + 1))
-    assert all(d["href"] == f"{d['chapter']}|{BY_ID[d['qid']].section}" for d in data)
-    json.dumps(data, ensure_ascii=False)  # 纯数据，能写成 JSON
+ERROR_CASES = [
+    ("self_test-past-the-end", lambda: tl.self_test(LAST + 1), VE, rf"chapter 必须是本书的章号 1 到 {LAST} 之一，收到 {LAST + 1}"),
+    ("self_test-zero", lambda: tl.self_test(0), VE, r"chapter 必须是正整数"),
+    ("self_test-str", lambda: tl.self_test("4"), TE, r"chapter 必须是正整数.*'4'"),
+    ("quiz-self_test-str", lambda: quiz.self_test(4.0), TE, r"chapter 必须是正整数.*4\.0"),
+]
 
 
-def test_bank_is_valid_json_data_for_the_page():
+@pytest.mark.parametrize("fn, exc, pattern", [c[1:] for c in ERROR_CASES], ids=[c[0] for c in ERROR_CASES])
+def test_error_cases(fn, exc, pattern):
+    check_error(fn, exc, pattern)
+
+
+def test_questions_refuses_a_repeated_qid(monkeypatch):
+    """两个题库里出现同一个 qid（网页上的 id 会撞）：汇总时报错，说出是哪个。"""
+    class Twice:
+        @staticmethod
+        def questions():
+            return [Question("ch3-dot", 3, None, "计算题", "number", "p", answer=1.0, explain="e")]
+
+    monkeypatch.setattr(quiz, "BANKS", (*quiz.BANKS, Twice))
+    check_error(quiz.questions, VE, r"题库里有重复的 qid：\['ch3-dot'\]")
+
+
+def test_each_bank_holds_the_chapters_its_name_says():
+    """``bank_chNN_MM`` 里只有第 NN 到 MM 章的题，两个题库不考同一章（哪一章的题在哪个文件，看名字就知道）。"""
+    seen = set()
+    for module in quiz.BANKS:
+        first, last = map(int, re.fullmatch(r".*bank_ch(\d\d)_(\d\d)", module.__name__).groups())
+        own = {q.chapter for q in module.questions()}
+        assert own <= set(range(first, last + 1)) and not own & seen, module.__name__
+        seen |= own
+
+
+def test_the_page_inserts_the_bank_instead_of_copying_it():
     """book/self_test.md 用 ```{self-test}``` 指令插入题库，不手写题目。"""
     page = (ROOT / "book" / "self_test.md").read_text(encoding="utf-8")
     assert "```{self-test}" in page and "tl.self_test()" in page

@@ -1,6 +1,7 @@
 """自测题库，第 5–8 章：多头注意力、位置编码、复杂度、一层 Transformer。数值答案都由本包当场算出。
 
-素材里的八道自测题有两道在这里（多头、位置编码，``from_seed=True``）。本模块只依赖 NumPy。
+素材里的八道自测题有两道在这里（多头、位置编码，``from_seed=True``）。
+本模块只导入 ``question``（题的格式），以及算答案要用的 core、lessons。
 """
 
 from __future__ import annotations
@@ -11,10 +12,10 @@ from ..core.attention import causal_mask, scaled_dot_product_attention
 from ..core.encoder import init_encoder_params
 from ..core.layer_norm import layer_norm
 from ..core.positional import rope, sinusoidal_positional_encoding
-from . import costs
-from .question_bank import Question
+from ..lessons import costs
+from .question import Question
 
-__all__ = ["layer_questions", "parameter_count", "order_blind", "rope_scores"]
+__all__ = ["questions", "parameter_count", "order_blind", "rope_scores"]
 
 
 def parameter_count(d_model: int, d_ff: int, keys: tuple[str, ...]) -> int:
@@ -218,10 +219,10 @@ def _chapter8() -> list[Question]:
     ]
 
 
-def layer_questions() -> list[Question]:
+def questions() -> list[Question]:
     """第 5–8 章的题：素材里的两道，加上本书自己的题。
 
-    >>> qs = layer_questions()
+    >>> qs = questions()
     >>> sorted({q.chapter for q in qs}), sum(q.from_seed for q in qs)
     ([5, 6, 7, 8], 2)
     """

@@ -1,0 +1,141 @@
+"""自测小部件的 HTML（``transformer_lab/quiz/html.py`` + ``quiz.js`` + ``quiz.css``）：结构、转义、样式和脚本原样来自
+文件、元素 id 由内容决定（不依赖之前画过几次），以及同一页上放两份一模一样的自测时，浏览器里两份互不干扰。"""
+
+from __future__ import annotations
+
+import fnmatch
+import html
+import re
+from pathlib import Path
+
+import pytest
+from conftest import check_error
+
+from transformer_lab import quiz
+from transformer_lab.quiz import html as quiz_html
+from transformer_lab.quiz.html import QUIZ_CSS, QUIZ_JS, default_prefix, render_html
+from transformer_lab.quiz.question import as_dicts, notebook_href
+
+from site_tools import ROOT
+from test_static_html import scripts
+
+BANK = quiz.questions()
+DATA = as_dicts(BANK, notebook_href)
+QUIZ_DIR = Path(quiz_html.__file__).parent
+VE, TE = ValueError, TypeError
+
+
+def test_widget_html_structure():
+    page = render_html(DATA, prefix="t")
+    assert page.count('class="tlq-q"') == len(BANK)
+    assert page.count('class="tlq-feedback" aria-live="polite"') == len(BANK)
+    assert f'data-total="{len(BANK)}"' in page and "得分：0 / " in page
+    for q in DATA:
+        block = page.split(f'id="t-{q["qid"]}"', 1)[1].split('<div class="tlq-q"', 1)[0]
+        assert html.escape(q["prompt"], quote=True) in block
+        assert f'href="{html.escape(q["href"], quote=True)}"' in block
+        if q["kind"] == "number":
+            assert f'data-answer="{q["answer"]!r}"' in block and f'<label for="t-{q["qid"]}-in">' in block
+        else:
+            assert block.count('type="radio"') == len(q["choices"]) == block.count("<label for=")
+            assert f'data-correct="{q["correct"]}"' in block
+    ((tag, body),) = [s for s in scripts(page) if QUIZ_JS.strip()[:40] in s[1]]
+    assert body == QUIZ_JS
+
+
+def test_assets_are_the_files_verbatim():
+    """样式和脚本都是文件（和 widgets/player.js 一样用 Path.read_text 读进来），原样写进 HTML，各一次。"""
+    assert QUIZ_JS == (QUIZ_DIR / "quiz.js").read_text(encoding="utf-8")
+    assert QUIZ_CSS == (QUIZ_DIR / "quiz.css").read_text(encoding="utf-8")
+    page = render_html(DATA[:2], prefix="t")
+    assert page.count("<style>") == 1 and f"<style>{QUIZ_CSS}</style>" in page
+    assert ".tlq-feedback.tlq-right" in QUIZ_CSS and "</" not in QUIZ_CSS  # 样式里不会提前关掉 <style>
+
+
+def test_assets_are_package_data():
+    """装成包（不是可编辑安装）时，js 和 css 也要在包里：pyproject.toml 的 package-data 要覆盖 quiz/ 下的每个资源文件。"""
+    tomllib = pytest.importorskip("tomllib")
+    patterns = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["setuptools"][
+        "package-data"]["transformer_lab"]
+    assets = [p.relative_to(ROOT / "transformer_lab").as_posix() for p in QUIZ_DIR.iterdir()
+              if p.is_file() and p.suffix not in {".py", ".pyc"}]
+    assert sorted(assets) == ["quiz/quiz.css", "quiz/quiz.js"]
+    for asset in assets:
+        assert any(fnmatch.fnmatch(asset, pattern) for pattern in patterns), asset
+
+
+def test_widget_escapes_nasty_text():
+    """题面里即使有 "</script>" 或 "<!--"，也关不掉脚本、插不进标签。"""
+    nasty = dict(DATA[0], prompt='</script><!--<script>"x"&', href='a"b')
+    page = render_html([nasty], prefix="n")
+    assert "</script><!--" not in page.split("<script>", 1)[0]
+    assert len(scripts(page)) == 1 and scripts(page)[0][1] == QUIZ_JS
+    assert 'href="a&quot;b"' in page
+
+
+def test_default_prefix_comes_from_the_content():
+    """默认的 id 前缀由题目内容算出：同样的题每次得到一模一样的 HTML（不像进程里的计数器那样依赖之前画过几次），
+    不同的题得到不同的前缀。"""
+    first = render_html(DATA)
+    render_html(DATA[:3])
+    assert render_html(DATA) == first
+    prefix = default_prefix(DATA)
+    assert re.fullmatch(r"tlq-[0-9a-f]{8}", prefix) and f'<div class="tlq" id="{prefix}"' in first
+    assert len({default_prefix(DATA), default_prefix(DATA[:3]), default_prefix(DATA[1:]),
+                default_prefix([dict(DATA[0], prompt="改了一个字")])}) == 4
+    assert render_html(DATA, prefix="tlq").startswith('<div class="tlq" id="tlq" ')  # 网站上的自测页用固定前缀
+
+
+ERROR_CASES = [
+    ("empty", lambda: render_html([]), TE, r"questions 必须是非空的 dict 列表.*收到 list"),
+    ("not-a-list", lambda: render_html(tuple(DATA)), TE, r"questions 必须是非空的 dict 列表.*收到 tuple"),
+    ("not-dicts", lambda: render_html(["q"]), TE, r"questions 必须是非空的 dict 列表"),
+    ("prefix-space", lambda: render_html([{}], prefix="a b"), VE, r"prefix 只能含.*'a b'"),
+    ("prefix-chinese", lambda: render_html([{}], prefix="自测"), VE, r"prefix 只能含.*'自测'"),
+]
+
+
+@pytest.mark.parametrize("fn, exc, pattern", [c[1:] for c in ERROR_CASES], ids=[c[0] for c in ERROR_CASES])
+def test_error_cases(fn, exc, pattern):
+    check_error(fn, exc, pattern)
+
+
+# ---------------------------------------------------------------- 浏览器里：同一页上两份一模一样的自测
+
+def test_two_identical_copies_on_one_page_do_not_interfere(browser):
+    """两份同样的自测（比如两个 notebook 都显示了 ``tl.self_test(4)``）前缀相同；脚本给后一份换前缀，
+    于是 id 不重复、每个标签指向自己这份的选项、两份的单选组和得分各管各的。"""
+    widget = quiz.self_test(4).html
+    choice = next(q for q in BANK if q.chapter == 4 and q.kind != "number")
+    context = browser.new_context()
+    page = context.new_page()
+    errors = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.set_content(f"<!doctype html><html lang='zh-CN'><body>{widget}{widget}</body></html>")
+    page.wait_for_function("() => document.querySelectorAll('.tlq[data-ready]').length === 2")
+    ids = page.evaluate("() => [...document.querySelectorAll('[id]')].map(e => e.id)")
+    assert len(ids) == len(set(ids)), "id 重复"
+    prefix = default_prefix(as_dicts(tuple(q for q in BANK if q.chapter == 4), notebook_href))
+    roots = page.locator(".tlq")
+    assert [roots.nth(i).get_attribute("id") for i in range(2)] == [prefix, f"{prefix}-2"]
+    # 每个标签指向自己这一份里的输入框
+    assert page.evaluate("""() => [...document.querySelectorAll('.tlq label[for]')].every(
+        l => l.closest('.tlq').contains(document.getElementById(l.htmlFor)))""")
+    first, second = (roots.nth(i).locator(f'[data-qid="{choice.qid}"] input[type=radio]') for i in range(2))
+    first.nth(choice.correct).check()
+    second.nth((choice.correct + 1) % len(choice.choices)).check()
+    assert first.nth(choice.correct).is_checked(), "后一份的单选把前一份的选项取消了：两份的单选组连在一起了"
+    roots.nth(1).locator(f'[data-qid="{choice.qid}"] .tlq-submit').click()
+    assert roots.nth(1).locator(".tlq-score").inner_text().startswith("得分：0 / ")
+    assert roots.nth(0).locator(".tlq-score").inner_text().endswith("（已答 0 题）")
+    roots.nth(0).locator(f'[data-qid="{choice.qid}"] .tlq-submit').click()
+    assert roots.nth(0).locator(".tlq-score").inner_text().startswith("得分：1 / ")
+    assert not errors, errors
+    context.close()
+
+
+def test_the_duplicate_check_can_fail():
+    """反证：脚本运行之前，两份一模一样的自测确实有重复的 id——上面的测试查到的“不重复”是脚本做到的，不是碰巧。"""
+    widget = quiz.self_test(4).html
+    ids = re.findall(r' id="([^"]+)"', widget + widget)
+    assert len(ids) == 2 * len(set(ids))

@@ -1,0 +1,244 @@
+"""章节表 ``transformer_lab/chapters.py`` 是全书唯一的章节清单：这里把它和仓库里每一处“列出各章”的地方对一遍。
+
+* ``_toc.yml`` 里的 notebook，按顺序，恰好是表里的各章；
+* ``notebooks/*.ipynb`` 恰好是表里的各章，不多不少；每本的一级标题是“第 N 章 ”加表里的章名；
+* ``transformer_lab/figures/chNN_<notebook>.py`` 都属于表里的某一章，每个都有对应的 ``tests/figures/test_chNN_<notebook>.py``；
+* 自测题库：每一章至少一道题，没有题考表外的章。
+
+每个检查都是一个函数：输入一张表和读到的内容，返回问题清单（空 = 没问题）。下半部分用假的表、假的目录文字
+证明每个检查都能失败。
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+import yaml
+from conftest import check_error
+
+from transformer_lab import chapters, quiz
+from transformer_lab.chapters import CHAPTERS, Chapter
+
+ROOT = Path(__file__).resolve().parents[1]
+VE, TE = ValueError, TypeError
+
+
+# ---------------------------------------------------------------- 检查函数
+
+def table_problems(table: tuple[Chapter, ...]) -> list[str]:
+    """表本身：章号从 1 起连续；文件名以两位章号开头、不重复；短章名按“：”分开的每一段都取自章名。"""
+    problems = []
+    if [c.number for c in table] != list(range(1, len(table) + 1)):
+        problems.append(f"章号必须从 1 起连续编号，表里是 {[c.number for c in table]}")
+    for c in table:
+        if not c.stem.startswith(f"{c.number:02d}_"):
+            problems.append(f"第 {c.number} 章的文件名 {c.stem} 应以 {c.number:02d}_ 开头")
+        missing = [part for part in c.short.split("：") if part not in c.title]
+        if missing:
+            problems.append(f"第 {c.number} 章的短章名 {c.short!r} 里的 {missing} 不在章名 {c.title!r} 里")
+    stems = [c.stem for c in table]
+    if len(set(stems)) != len(stems):
+        problems.append(f"文件名重复：{stems}")
+    return problems
+
+
+def toc_problems(table: tuple[Chapter, ...], toc_text: str) -> list[str]:
+    """``_toc.yml`` 里列出的 notebook（``file: notebooks/...``），按顺序，必须恰好是表里的各章。"""
+    def files(node) -> list[str]:
+        if isinstance(node, dict):
+            own = [node["file"]] if isinstance(node.get("file"), str) else []
+            return own + [f for key, value in node.items() if key != "file" for f in files(value)]
+        if isinstance(node, list):
+            return [f for item in node for f in files(item)]
+        return []
+
+    listed = [f for f in files(yaml.safe_load(toc_text)) if f.startswith("notebooks/")]
+    expected = [c.docname for c in table]
+    return [] if listed == expected else [f"_toc.yml 列出的 notebook 是 {listed}，章节表是 {expected}"]
+
+
+def notebook_problems(table: tuple[Chapter, ...], stems: set[str]) -> list[str]:
+    """``notebooks/`` 里的 notebook（文件名，不带扩展名）必须恰好是表里的各章。"""
+    expected = {c.stem for c in table}
+    problems = [f"notebooks/ 里没有第 {c.number} 章的 {c.notebook}" for c in table if c.stem not in stems]
+    return problems + [f"notebooks/{s}.ipynb 不在章节表里" for s in sorted(stems - expected)]
+
+
+def heading_problems(table: tuple[Chapter, ...], headings: dict[str, str | None]) -> list[str]:
+    """每章 notebook 的一级标题（``headings[stem]``，不带 ``#``）必须是“第 N 章 ”加表里的章名。"""
+    return [f"{c.notebook} 的一级标题是 {headings.get(c.stem)!r}，章节表要的是 {c.heading!r}"
+            for c in table if headings.get(c.stem) != c.heading]
+
+
+def figures_problems(table: tuple[Chapter, ...], modules: set[str], tests: set[str]) -> list[str]:
+    """``figures/`` 下的 ``chNN_*`` 模块都属于表里的某一章；每个都有同名的测试 ``test_chNN_*``，测试也不多出来。"""
+    own = {c.figures_module for c in table}
+    problems = [f"figures/{m}.py 不属于章节表里的任何一章" for m in sorted(modules - own)]
+    problems += [f"figures/{m}.py 没有对应的测试 tests/figures/test_{m}.py" for m in sorted(modules - tests)]
+    return problems + [f"tests/figures/test_{t}.py 没有对应的 figures/{t}.py" for t in sorted(tests - modules)]
+
+
+def quiz_problems(table: tuple[Chapter, ...], question_chapters: list[int]) -> list[str]:
+    """自测题考的章（每道题一个章号）：每一章至少一道题，没有题考表外的章。"""
+    numbers = {c.number for c in table}
+    problems = [f"第 {c.number} 章在自测里一道题也没有" for c in table if c.number not in question_chapters]
+    return problems + [f"有题考的是第 {n} 章，章节表里没有这一章" for n in sorted(set(question_chapters) - numbers)]
+
+
+# ---------------------------------------------------------------- 读仓库里的内容
+
+def first_heading(path: Path) -> str | None:
+    """notebook 里第一行以 ``# `` 开头的 Markdown（一级标题），去掉 ``# ``。"""
+    for cell in json.loads(path.read_text(encoding="utf-8"))["cells"]:
+        if cell["cell_type"] == "markdown":
+            for line in "".join(cell["source"]).splitlines():
+                if line.startswith("# "):
+                    return line[2:].strip()
+    return None
+
+
+def _stems(folder: Path, pattern: str, drop: str = "") -> set[str]:
+    return {p.stem.removeprefix(drop) for p in folder.glob(pattern)}
+
+
+# ---------------------------------------------------------------- 真的仓库
+
+def test_the_table_itself():
+    assert table_problems(CHAPTERS) == []
+
+
+def test_toc_lists_exactly_the_chapters_in_order():
+    assert toc_problems(CHAPTERS, (ROOT / "_toc.yml").read_text(encoding="utf-8")) == []
+
+
+def test_notebooks_are_exactly_the_chapters():
+    assert notebook_problems(CHAPTERS, _stems(ROOT / "notebooks", "*.ipynb")) == []
+
+
+def test_notebook_headings_match_the_titles():
+    headings = {p.stem: first_heading(p) for p in (ROOT / "notebooks").glob("*.ipynb")}
+    assert heading_problems(CHAPTERS, headings) == []
+
+
+def test_figures_modules_and_tests_mirror_the_chapters():
+    modules = _stems(ROOT / "transformer_lab" / "figures", "ch*.py")
+    tests = _stems(ROOT / "tests" / "figures", "test_ch*.py", drop="test_")
+    assert modules, "figures/ 里一个 chNN_*.py 也没找到：路径写错了？"
+    assert figures_problems(CHAPTERS, modules, tests) == []
+
+
+def test_every_chapter_has_questions():
+    assert quiz_problems(CHAPTERS, [q.chapter for q in quiz.questions()]) == []
+
+
+def test_helpers():
+    assert chapters.numbers() == tuple(range(1, len(CHAPTERS) + 1))
+    for c in CHAPTERS:
+        assert chapters.chapter(c.number) is c
+        assert (ROOT / c.notebook).is_file() and c.notebook == f"notebooks/{c.stem}.ipynb"
+    assert chapters.chapter(4).figures_module == "ch04_four_steps"
+    assert chapters.chapter(4).heading == "第 4 章 计算四步：点积 → 缩放 → Softmax → 加权求和"
+
+
+LAST = CHAPTERS[-1].number
+ERROR_CASES = [
+    ("chapter-past-the-end", lambda: chapters.chapter(LAST + 1), VE, rf"chapter 必须是本书的章号 1 到 {LAST} 之一，收到 {LAST + 1}"),
+    ("chapter-zero", lambda: chapters.chapter(0), VE, r"chapter 必须是正整数（>= 1），收到的是 0"),
+    ("chapter-str", lambda: chapters.chapter("4"), TE, r"chapter 必须是正整数.*'4'"),
+    ("chapter-bool", lambda: chapters.chapter(True), TE, r"chapter 必须是正整数"),
+    ("chapter-float", lambda: chapters.chapter(4.0), TE, r"chapter 必须是正整数"),
+    ("chapter-name", lambda: chapters.chapter(LAST + 1, "n"), VE, rf"n 必须是本书的章号.*收到 {LAST + 1}"),
+]
+
+
+@pytest.mark.parametrize("fn, exc, pattern", [c[1:] for c in ERROR_CASES], ids=[c[0] for c in ERROR_CASES])
+def test_error_cases(fn, exc, pattern):
+    check_error(fn, exc, pattern)
+
+
+def test_the_range_in_the_message_follows_the_table(monkeypatch):
+    """报错里的章号范围来自表，不是写死的“1 到 8”：表里多一章，第 9 章就合法了，范围也跟着变。"""
+    nine = Chapter(9, "09_next", "下一章", "下一章")
+    monkeypatch.setattr(chapters, "CHAPTERS", (*CHAPTERS, nine))
+    assert chapters.chapter(9) is nine and chapters.numbers()[-1] == 9
+    check_error(lambda: chapters.chapter(10), VE, r"1 到 9 之一，收到 10")
+
+
+# ---------------------------------------------------------------- 反证：每个检查都能失败
+
+NINE = Chapter(9, "09_new_chapter", "新的一章：副标题", "新的一章")
+REAL_TOC = (ROOT / "_toc.yml").read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("table, expected", [
+    ((*CHAPTERS[:2], CHAPTERS[3]), "章号必须从 1 起连续编号"),
+    ((replace(CHAPTERS[0], stem="1_rnn"), *CHAPTERS[1:]), "应以 01_ 开头"),
+    ((replace(CHAPTERS[0], short="RNN 与 LSTM"), *CHAPTERS[1:]), "'RNN 与 LSTM'] 不在章名"),
+    ((CHAPTERS[0], replace(CHAPTERS[0], number=2), *CHAPTERS[2:]), "文件名重复"),
+], ids=["gap", "stem-prefix", "short-not-from-title", "stem-twice"])
+def test_table_check_can_fail(table, expected):
+    assert any(expected in p for p in table_problems(table)), table_problems(table)
+
+
+@pytest.mark.parametrize("table, toc, expected", [
+    ((*CHAPTERS, NINE), REAL_TOC, "章节表是"),                                               # 表里加了一章，目录没加
+    (CHAPTERS, REAL_TOC.replace("      - file: notebooks/08_transformer_layer\n", ""), "章节表是"),  # 目录里少一章
+    (CHAPTERS, REAL_TOC.replace("notebooks/02_self_attention", "notebooks/X")
+                       .replace("notebooks/03_qkv", "notebooks/02_self_attention")
+                       .replace("notebooks/X", "notebooks/03_qkv"), "章节表是"),  # 顺序对调
+], ids=["table-has-more", "toc-has-fewer", "order-swapped"])
+def test_toc_check_can_fail(table, toc, expected):
+    assert toc != REAL_TOC or table != CHAPTERS
+    problems = toc_problems(table, toc)
+    assert len(problems) == 1 and expected in problems[0]
+
+
+def test_toc_check_accepts_a_matching_new_chapter():
+    toc = REAL_TOC.replace("      - file: notebooks/08_transformer_layer\n",
+                           "      - file: notebooks/08_transformer_layer\n      - file: notebooks/09_new_chapter\n")
+    assert toc_problems((*CHAPTERS, NINE), toc) == []
+
+
+def test_notebook_check_can_fail():
+    stems = {c.stem for c in CHAPTERS}
+    assert notebook_problems((*CHAPTERS, NINE), stems) == ["notebooks/ 里没有第 9 章的 notebooks/09_new_chapter.ipynb"]
+    assert notebook_problems(CHAPTERS, stems | {"09_draft"}) == ["notebooks/09_draft.ipynb 不在章节表里"]
+
+
+def test_heading_check_can_fail():
+    headings = {c.stem: c.heading for c in CHAPTERS}
+    assert heading_problems(CHAPTERS, headings) == []
+    renamed = (replace(CHAPTERS[0], title="RNN 与 Transformer"), *CHAPTERS[1:])
+    (problem,) = heading_problems(renamed, headings)
+    assert "01_rnn_vs_transformer.ipynb 的一级标题是 '第 1 章 RNN 与 Transformer：传话游戏" in problem
+    assert heading_problems(CHAPTERS, {**headings, "03_qkv": None})[0].startswith("notebooks/03_qkv.ipynb 的一级标题是 None")
+
+
+def test_first_heading_reads_the_first_h1(tmp_path):
+    nb = {"cells": [{"cell_type": "code", "source": ["# 不是标题，是注释"]},
+                    {"cell_type": "markdown", "source": ["## 二级\n", "# 第 9 章 新的一章\n"]}]}
+    (tmp_path / "x.ipynb").write_text(json.dumps(nb, ensure_ascii=False), encoding="utf-8")
+    assert first_heading(tmp_path / "x.ipynb") == "第 9 章 新的一章"
+
+
+def test_figures_check_can_fail():
+    modules = {c.figures_module for c in CHAPTERS}
+    tests = set(modules)
+    assert figures_problems(CHAPTERS, modules, tests) == []
+    assert figures_problems(CHAPTERS, modules | {"ch09_new_chapter"}, tests | {"ch09_new_chapter"}) == [
+        "figures/ch09_new_chapter.py 不属于章节表里的任何一章"]
+    assert figures_problems(CHAPTERS, modules, tests - {"ch04_four_steps"}) == [
+        "figures/ch04_four_steps.py 没有对应的测试 tests/figures/test_ch04_four_steps.py"]
+    assert figures_problems(CHAPTERS, modules - {"ch04_four_steps"}, tests) == [
+        "tests/figures/test_ch04_four_steps.py 没有对应的 figures/ch04_four_steps.py"]
+    assert figures_problems((*CHAPTERS, NINE), modules, tests) == []  # 还没有图的新章不算错
+
+
+def test_quiz_check_can_fail():
+    every = [c.number for c in CHAPTERS]
+    assert quiz_problems(CHAPTERS, every) == []
+    assert quiz_problems((*CHAPTERS, NINE), every) == ["第 9 章在自测里一道题也没有"]
+    assert quiz_problems(CHAPTERS, [*every, 12]) == ["有题考的是第 12 章，章节表里没有这一章"]
