@@ -13,35 +13,21 @@
 目标 (≤ 3×) 针对题目给的形状 T = 256, D = 512, H = 8；单头那一行只作参考。
 """
 
-import os
+import _harness  # noqa: F401  单线程 BLAS：须在导入 NumPy 之前
+import numpy as np
+from _harness import alternate, best
 
-os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # 单线程 BLAS：共享 CPU 上多线程自旋会让计时大起大落
-os.environ.setdefault("OMP_NUM_THREADS", "1")
-
-import statistics  # noqa: E402
-import time  # noqa: E402
-
-import numpy as np  # noqa: E402
-
-from transformer_lab.core.attention import causal_mask, scaled_dot_product_attention  # noqa: E402
-from transformer_lab.core.attention import scaled_dot_product_attention_backward  # noqa: E402
-from transformer_lab.core.multihead import multi_head_attention  # noqa: E402
-from transformer_lab.core.multihead import multi_head_attention_backward  # noqa: E402
+from transformer_lab.core.attention import causal_mask, scaled_dot_product_attention
+from transformer_lab.core.attention import scaled_dot_product_attention_backward
+from transformer_lab.core.multihead import multi_head_attention
+from transformer_lab.core.multihead import multi_head_attention_backward
 
 T, D, H = 256, 512, 8
 REPEATS = 25
 
 
-def seconds(fn):
-    start = time.perf_counter()
-    fn()
-    return time.perf_counter() - start
-
-
 def ratio(name, forward, backward, repeats=REPEATS):
-    forward(), backward()  # 预热
-    times = [(seconds(forward), seconds(backward)) for _ in range(repeats)]  # 前向、反向交替测，负载变化对两者一样
-    f, b = (statistics.median(t) for t in zip(*times))
+    f, b = alternate({"forward": forward, "backward": backward}, repeats).values()  # 交替测，负载变化对两者一样
     print(f"{name:<46s} 前向 {f * 1e3:7.2f} ms   反向 {b * 1e3:7.2f} ms   反向/前向 = {b / f:.2f}×")
     return b / f
 
@@ -75,10 +61,9 @@ def training_run_seconds():
     from transformer_lab.lessons.head_training import init_head_weights, train_heads, two_relation_task
 
     task = two_relation_task(48, np.random.default_rng(0))
-    times = [seconds(lambda: train_heads(task, init_head_weights(16, 2, np.random.default_rng(1)), steps=1200))
-             for _ in range(3)]
-    best = min(times)  # 取最快的一次：共享 CPU 上别人的负载只会让它变慢
-    print(f"第 5 章一次训练（1200 步）：{best:.2f} s（目标 ≤ 2 s，单线程 BLAS）：{'达标' if best <= 2 else '未达标'}")
+    fastest = best({"train": lambda: train_heads(task, init_head_weights(16, 2, np.random.default_rng(1)), steps=1200)},
+                   3)["train"]  # 取最快的一次：共享 CPU 上别人的负载只会让它变慢
+    print(f"第 5 章一次训练（1200 步）：{fastest:.2f} s（目标 ≤ 2 s，单线程 BLAS）：{'达标' if fastest <= 2 else '未达标'}")
 
 
 if __name__ == "__main__":

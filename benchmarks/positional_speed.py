@@ -10,26 +10,14 @@
 每项取多次运行的中位数，交替测量，负载变化对两边一样。
 """
 
-import os
+import _harness  # noqa: F401  单线程 BLAS：须在导入 NumPy 之前
+import numpy as np
+from _harness import alternate
 
-os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-os.environ.setdefault("OMP_NUM_THREADS", "1")
-
-import statistics  # noqa: E402
-import time  # noqa: E402
-
-import numpy as np  # noqa: E402
-
-from transformer_lab.core.positional import positional_frequencies, sinusoidal_positional_encoding  # noqa: E402
+from transformer_lab.core.positional import positional_frequencies, sinusoidal_positional_encoding
 
 T, D = 8192, 1024
 REPEATS = 15
-
-
-def seconds(fn):
-    start = time.perf_counter()
-    fn()
-    return time.perf_counter() - start
 
 
 def main():
@@ -40,13 +28,7 @@ def main():
         "参照 A：np.sin，自变量在 [0, 1)": lambda: np.sin(small),
         "参照 B：np.sin，自变量 = 这张表的角度": lambda: np.sin(angles),
     }
-    for fn in jobs.values():
-        fn()  # 预热
-    times = {name: [] for name in jobs}
-    for _ in range(REPEATS):
-        for name, fn in jobs.items():
-            times[name].append(seconds(fn))
-    med = {name: statistics.median(t) for name, t in times.items()}
+    med = alternate(jobs, REPEATS)  # 预热后轮流测，取中位数
     for name, t in med.items():
         print(f"{name:<52s} {t * 1e3:8.2f} ms")
     pe, ref_a, ref_b = med.values()

@@ -1,14 +1,25 @@
-"""依次运行全部基准：活滑块延迟（不需要浏览器），然后页面体积与浏览器响应（需要构建好的网站）。
+"""依次运行 benchmarks/ 下的全部测量脚本，每个在自己的进程里（单线程 BLAS 的设置互不影响）。
 
-    python benchmarks/run_all.py
+    python benchmarks/run_all.py            # 全部
+    python benchmarks/run_all.py training   # 只运行文件名里含 "training" 的
+
+网站的两项（``site_benchmarks.py``）要先 ``python dev.py book`` 构建好网站；网站和 JupyterLab 的测量要装有 Chromium。
+结果都写成同一次运行里测出的比值，见各脚本开头的说明。
 """
 
-import runpy
+import subprocess
+import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 
 if __name__ == "__main__":
-    for script in ("live_latency.py", "training_speed.py", "site_benchmarks.py"):
-        print(f"\n## {script}\n", flush=True)
-        runpy.run_path(str(HERE / script), run_name="__main__")
+    scripts = sorted(p for p in HERE.glob("*.py") if not p.name.startswith("_") and p.name != "run_all.py")
+    chosen = [p for p in scripts if not sys.argv[1:] or any(word in p.stem for word in sys.argv[1:])]
+    failed = []
+    for script in chosen:
+        print(f"\n## {script.name}\n", flush=True)
+        if subprocess.call([sys.executable, str(script)], cwd=HERE.parent):
+            failed.append(script.name)
+    if failed:
+        sys.exit(f"\n这些测量没有跑完：{', '.join(failed)}")

@@ -13,37 +13,28 @@
 
 from __future__ import annotations
 
-import os
+import inspect
+import platform
+import sys
+import time
 
-for _name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):  # 单线程 BLAS：须在导入 NumPy 之前
-    os.environ.setdefault(_name, "1")
+import _harness  # noqa: F401  单线程 BLAS：须在导入 NumPy 之前
+import numpy as np
+from _harness import best
 
-import inspect  # noqa: E402
-import platform  # noqa: E402
-import sys  # noqa: E402
-import time  # noqa: E402
-
-import numpy as np  # noqa: E402
-
-from transformer_lab.core.attention import causal_mask, scaled_dot_product_attention  # noqa: E402
-from transformer_lab.core.kv_cache import KVCache  # noqa: E402
-from transformer_lab.lessons.costs import decode_multiply_adds  # noqa: E402
-from transformer_lab.core.multihead import split_heads  # noqa: E402
-from transformer_lab.core.tiled import tiled_attention  # noqa: E402
-from transformer_lab.lessons.timing import peak_bytes  # noqa: E402  同一把尺子：第 7 章正文也用它
+from transformer_lab.core.attention import causal_mask, scaled_dot_product_attention
+from transformer_lab.core.kv_cache import KVCache
+from transformer_lab.lessons.costs import decode_multiply_adds
+from transformer_lab.core.multihead import split_heads
+from transformer_lab.core.tiled import tiled_attention
+from transformer_lab.lessons.timing import peak_bytes  # 同一把尺子：第 7 章正文也用它
 
 REPEAT = 5
 
 
 def best_time(fn, repeat=REPEAT):
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return min(times)
-
-
+    """一个函数 repeat 次里最短的一次（不预热：长的那几项只跑一次）。"""
+    return best({"fn": fn}, repeat, warmup=False)["fn"]
 
 
 def torch_sdpa():
@@ -58,11 +49,7 @@ def torch_sdpa():
 
 def paired_best(fns, repeat=REPEAT):
     """轮流运行 fns 里的每个函数 repeat 轮，各取最短：机器忙闲随时间变化时，比值仍在同样的条件下量出。"""
-    best = {name: np.inf for name in fns}
-    for _ in range(repeat):
-        for name, fn in fns.items():
-            best[name] = min(best[name], best_time(fn, 1))
-    return best
+    return best(fns, repeat, warmup=False)
 
 
 def attention_table(H=8, d_k=64):

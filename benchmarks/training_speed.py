@@ -7,28 +7,17 @@
 一次前向 = 嵌入 + 位置编码 + 一层编码器 + 输出层 + 交叉熵。批次 64 串，每串 6 个符号，D = 32，d_ff = 64，H = 1。
 """
 
-import os
+import time
 
-os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # 单核：目标就是单核上的用时
-os.environ.setdefault("OMP_NUM_THREADS", "1")
+import _harness  # noqa: F401  单核：目标就是单核上的用时（须在导入 NumPy 之前）
+import numpy as np
+from _harness import alternate, cpu_seconds
 
-import statistics  # noqa: E402
-import time  # noqa: E402
-
-import numpy as np  # noqa: E402
-
-from transformer_lab.core.loss import cross_entropy  # noqa: E402
-from transformer_lab.lessons import tiny_transformer as tt  # noqa: E402
+from transformer_lab.core.loss import cross_entropy
+from transformer_lab.lessons import tiny_transformer as tt
+from transformer_lab.lessons.optim import adam
 
 REPEATS = 200
-
-
-def seconds(fn):
-    """本进程用掉的 CPU 时间（不是墙上时钟）：机器被别的程序占着时，墙上时钟会把"排队等 CPU"也算进来，
-    而且越长的任务被打断得越多，比值会失真。BLAS 已设成单线程，CPU 时间就是单核上的用时。"""
-    start = time.process_time()
-    fn()
-    return time.process_time() - start
 
 
 def main():
@@ -42,11 +31,10 @@ def main():
 
     def train_step():
         _, grads = tt.loss_and_grads(params, tokens, targets)
-        return tt.adam(params, grads, {}, 3e-3)
+        return adam(params, grads, {}, 3e-3)
 
-    forward(), train_step()  # 预热
-    times = [(seconds(forward), seconds(train_step)) for _ in range(REPEATS)]  # 交替测：负载变化对两者一样
-    f, s = (statistics.median(t) for t in zip(*times))
+    # CPU 时间（不是墙上时钟）：机器被占着时，墙上时钟会把"排队等 CPU"也算进来；BLAS 单线程，CPU 时间就是单核用时
+    f, s = alternate({"forward": forward, "step": train_step}, REPEATS, clock=cpu_seconds).values()
     print(f"一次前向 {f * 1e3:6.2f} ms   一步训练 {s * 1e3:6.2f} ms   一步训练/一次前向 = {s / f:.2f}×（目标 ≤ 4×）")
 
     for use_pe in (True, False):

@@ -5,6 +5,7 @@
 ``__init__.py`` 和 ``explore.py`` 是“顶层”，别的顶层文件（``_validation.py``、``chapters.py``）各自成一层。
 导入包括函数体里的延迟导入。层与层之间只许向下，同一层里的模块也不许互相导入成环（延迟导入也算：
 环里的模块谁也离不开谁，比如题的格式、题库、汇总三者互相导入）。
+下划线开头的名字是模块自己的：不许从别的模块导入（要共用就起一个公开的名字，或搬到用它的地方）。
 另有一个子进程探针：只用数学（core、lessons）时，既不加载 matplotlib，也不加载 ipywidgets。
 """
 
@@ -31,8 +32,8 @@ ALLOWED: dict[str, tuple[set[str], set[str]]] = {
     "chapters": ({"_validation"}, set()),  # 全书的章节表：quiz、figures 和顶层可以导入它
     "core": ({"_validation"}, {"numpy"}),
     "lessons": ({"core", "_validation"}, {"numpy"}),
-    "plot": (set(), {"numpy", "matplotlib", "mplfonts"}),
-    "widgets": ({"plot"}, {"numpy", "matplotlib", "PIL", "ipywidgets", "traitlets", "IPython"}),  # traitlets 是 ipywidgets 的
+    "plot": ({"_validation"}, {"numpy", "matplotlib", "mplfonts"}),  # 检查规则全包共用；不导入任何数学
+    "widgets": ({"plot", "_validation"}, {"numpy", "matplotlib", "PIL", "ipywidgets", "traitlets", "IPython"}),  # traitlets 是 ipywidgets 的
     "quiz": ({"lessons", "core", "_validation", "chapters"}, {"numpy"}),
     "figures": ({"lessons", "core", "plot", "widgets", "_validation", "chapters"}, {"numpy", "matplotlib"}),
     TOP: ({"_validation", "chapters", "core", "lessons", "plot", "widgets", "figures", "quiz"}, {"numpy"}),
@@ -144,6 +145,15 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
     return found
 
 
+def private_imports(source: str) -> list[str]:
+    """从别的模块导入的私有名字（``from x import _y``）；``_validation``（全包共用的检查规则，名字里的下划线
+    表示它不属于公开 API）和 ``__future__`` 不算。"""
+    return [alias.name for node in ast.walk(ast.parse(source))
+            if isinstance(node, ast.ImportFrom) and node.module != "__future__"
+            for alias in node.names
+            if alias.name.startswith("_") and not alias.name.startswith("__") and alias.name != "_validation"]
+
+
 MODULES = sorted(PKG.rglob("*.py"))
 
 
@@ -151,6 +161,20 @@ MODULES = sorted(PKG.rglob("*.py"))
 def test_imports_point_down_only(path):
     bad = violations(layer_of(path), path.read_text(encoding="utf-8"), module_name(path))
     assert not bad, f"{path.relative_to(PKG)}（{layer_of(path)} 层）导入了 {bad}"
+
+
+@pytest.mark.parametrize("path", MODULES, ids=[str(p.relative_to(PKG)) for p in MODULES])
+def test_no_private_name_crosses_a_module_boundary(path):
+    bad = private_imports(path.read_text(encoding="utf-8"))
+    assert not bad, f"{path.relative_to(PKG)} 从别的模块导入了私有名字 {bad}：给它起个公开的名字，或把它搬过来"
+
+
+def test_the_private_import_check_can_fail():
+    """反证：改版前 core 的反向传播从前向的模块里借私有函数，必须被找出来；公开名字和 _validation 不算。"""
+    old = "from .layer import PARAM_KEYS, _check_layer, _normalize\nfrom .multihead import _check_mha"
+    assert private_imports(old) == ["_check_layer", "_normalize", "_check_mha"]
+    assert private_imports("from ..core.multihead import split, merge\nfrom .. import _validation as check") == []
+    assert private_imports("from __future__ import annotations") == []
 
 
 def test_every_folder_is_a_declared_layer():

@@ -8,7 +8,7 @@ import matplotlib
 import numpy as np
 from matplotlib.axes import Axes
 
-from . import _checks
+from . import checks
 from .figure import new_figure
 
 __all__ = ["Bars", "weight_bars"]
@@ -28,7 +28,7 @@ class Bars:
 
     def set_values(self, values: np.ndarray) -> None:
         """换一组同长度的数值，只改柱高和数字。"""
-        values = _checks.values(values, "values", 1)
+        values = checks.values(values, "values", 1)
         if len(values) != len(self.bars):
             raise ValueError(f"values 的长度 {len(values)} 与画好的柱子数 {len(self.bars)} 不符。")
         for bar, text, value in zip(self.bars, self.texts, values):
@@ -66,11 +66,11 @@ def weight_bars(
     TypeError, ValueError
         ``values`` 不是一维实数数组、含 NaN/inf，或长度与 ``labels`` 不符；标签不是字符串。
     """
-    values = _checks.values(values, "values", 1)
-    labels = _checks.labels(labels, "labels")
+    values = checks.values(values, "values", 1)
+    labels = checks.labels(labels, "labels")
     if values.shape != (len(labels),):
         raise ValueError(f"values 的形状 {values.shape} 与标签数 {len(labels)} 不符。")
-    title = _checks.text(title, "title")
+    title = checks.text(title, "title")
     if ax is None:
         ax = new_figure(4.5, 3.0)[1][0]
     bars = ax.bar(range(len(labels)), values, color=color)

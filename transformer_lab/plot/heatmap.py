@@ -8,7 +8,7 @@ import matplotlib
 import numpy as np
 from matplotlib.axes import Axes
 
-from . import _checks
+from . import checks
 from .figure import CMAP, new_figure
 
 __all__ = ["text_color", "Heatmap", "labelled_heatmap", "attention_heatmap"]
@@ -33,7 +33,7 @@ class Heatmap:
 
     def set_values(self, weights: np.ndarray) -> None:
         """换一组同形状的数值，只改像素和数字（要求画的时候每个格子都写了数）。"""
-        weights = _checks.values(weights, "weights", 2)
+        weights = checks.values(weights, "weights", 2)
         if weights.shape != self.image.get_array().shape:
             raise ValueError(f"weights 的形状 {weights.shape} 与画好的热力图 {self.image.get_array().shape} 不符。")
         self.image.set_data(weights)
@@ -89,15 +89,15 @@ def labelled_heatmap(
 
 def _heatmap(matrix, names, row_labels, col_labels, ax, title, vmax, annotate, skip_zeros, aspect) -> Heatmap:
     """``labelled_heatmap`` 的实现；``names`` 是报错时用的三个参数名（用户传的名字）。"""
-    matrix = _checks.values(matrix, names[0], 2)
-    row_labels = _checks.labels(row_labels, names[1])
-    col_labels = _checks.labels(col_labels, names[2])
+    matrix = checks.values(matrix, names[0], 2)
+    row_labels = checks.labels(row_labels, names[1])
+    col_labels = checks.labels(col_labels, names[2])
     if matrix.shape != (len(row_labels), len(col_labels)):
         raise ValueError(
             f"{names[0]} 的形状 {matrix.shape} 与名字个数不符：期望 ({len(row_labels)}, {len(col_labels)})"
             f"（{names[1]} 有 {len(row_labels)} 个，{names[2]} 有 {len(col_labels)} 个）。"
         )
-    vmax, title = _checks.positive(vmax, "vmax"), _checks.text(title, "title")
+    vmax, title = checks.positive(vmax, "vmax"), checks.text(title, "title")
     if ax is None:
         ax = new_figure(max(4.5, 0.5 * len(col_labels) + 2.0), 0.4 * len(row_labels) + 2.2)[1][0]
     image = ax.imshow(matrix, cmap=CMAP, vmin=0.0, vmax=vmax, aspect=aspect)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 from matplotlib.axes import Axes
 
-from . import _checks
+from . import checks
 from .figure import new_figure
 
 __all__ = ["line_plot", "scatter_vs_target"]
@@ -59,21 +59,21 @@ def line_plot(
 
 def _lines(x, ys, xscale, yscale, *texts):
     """检查 ``line_plot`` 的输入，返回 (x, {安全的名字: y}, 安全的文字)。"""
-    x = _checks.values(x, "x", 1)
+    x = checks.values(x, "x", 1)
     if not isinstance(ys, dict) or not ys:
         raise TypeError(f"ys 必须是非空的字典 {{名字: 一维数组}}，收到的是 {type(ys).__name__}。")
     safe = {}
     for label, y in ys.items():
-        y = _checks.values(y, f"ys[{label!r}]", 1)
+        y = checks.values(y, f"ys[{label!r}]", 1)
         if len(y) != len(x):
             raise ValueError(f"ys[{label!r}] 的长度 {len(y)} 与 x 的长度 {len(x)} 不符：每个横坐标要对应一个纵坐标。")
-        safe[_checks.text(label, "ys 的名字")] = y
+        safe[checks.text(label, "ys 的名字")] = y
     for name, scale, arrays in (("xscale", xscale, [x]), ("yscale", yscale, list(safe.values()))):
         if scale not in ("linear", "log"):
             raise ValueError(f"{name} 只能是 'linear' 或 'log'，收到的是 {scale!r}。")
         if scale == "log" and any(np.any(a <= 0) for a in arrays):
             raise ValueError(f"{name}='log' 时数值必须都 > 0（对数刻度画不出 0 和负数）。")
-    return x, safe, [_checks.text(t, n) for t, n in zip(texts, ("title", "xlabel", "ylabel"))]
+    return x, safe, [checks.text(t, n) for t, n in zip(texts, ("title", "xlabel", "ylabel"))]
 
 
 def scatter_vs_target(
@@ -99,8 +99,8 @@ def scatter_vs_target(
     PathCollection
         画出的散点。
     """
-    target, prediction = _checks.values(target, "target", 1), _checks.values(prediction, "prediction", 1)
-    title, xlabel, ylabel = (_checks.text(t, n) for t, n in ((title, "title"), (xlabel, "xlabel"), (ylabel, "ylabel")))
+    target, prediction = checks.values(target, "target", 1), checks.values(prediction, "prediction", 1)
+    title, xlabel, ylabel = (checks.text(t, n) for t, n in ((title, "title"), (xlabel, "xlabel"), (ylabel, "ylabel")))
     if target.shape != prediction.shape:
         raise ValueError(f"target 与 prediction 必须是同样长的一维数组，收到 {target.shape} 和 {prediction.shape}。")
     if ax is None:

@@ -1,42 +1,37 @@
-"""画图输入的检查（plot 层不导入 ``_validation``，检查写在这里）：数组有限、长度对得上、文字不会弄坏 mathtext。
+"""画图输入的检查：数组有限、长度对得上（规则来自全包共用的 ``_validation``），文字不会弄坏 mathtext。
 
 出错时抛出写明参数名的中文 ``TypeError``/``ValueError``，而不是 matplotlib 的英文报错或一张画坏的图。
 """
 
 from __future__ import annotations
 
-import numbers
 import warnings
 
 import numpy as np
 from matplotlib.font_manager import FontProperties
 from matplotlib.mathtext import MathTextParser
 
+from .. import _validation as check
+
 _PARSER = MathTextParser("path")
 
 
 def values(x: object, name: str, ndim: int) -> np.ndarray:
-    """要画的数：实数数组（列表也行），``ndim`` 维，非空，没有 NaN/inf。返回普通 float 数组。"""
+    """要画的数：实数数组（列表也行），``ndim`` 维，非空，没有 NaN/inf。返回普通 float 数组。
+
+    数组的规则和全包一样（``_validation.as_real_array``）；画图还收列表，并要求维数正好是 ``ndim``。
+    """
     if isinstance(x, np.ma.MaskedArray):
         raise TypeError(f"{name} 是掩码数组 (np.ma.MaskedArray)。提示：先用 {name}.filled(0.0) 换成普通数组。")
-    arr = np.asarray(x)
-    if arr.dtype.kind not in "iuf":
-        raise TypeError(f"{name} 必须是实数数组（整数或浮点数），收到的 dtype={arr.dtype}。")
-    if arr.ndim != ndim or 0 in arr.shape:
+    arr = check.as_real_array(x if isinstance(x, np.ndarray) else np.asarray(x), name)
+    if arr.ndim != ndim:
         raise ValueError(f"{name} 必须是非空的 {ndim} 维数组，收到的 shape={arr.shape}。")
-    if not np.all(np.isfinite(arr)):
-        bad = "NaN" if np.any(np.isnan(arr)) else "inf"
-        raise ValueError(f"{name} 含有 {bad}，画不出来。期望所有元素都是有限实数，请先检查上游计算。")
     return arr.astype(float)
 
 
 def positive(x: object, name: str) -> float:
     """有限正实数（例如颜色上限 vmax）。"""
-    if isinstance(x, (bool, np.bool_)) or not isinstance(x, numbers.Real):
-        raise TypeError(f"{name} 必须是正实数，收到的是 {type(x).__name__} {x!r}。")
-    if not np.isfinite(x) or x <= 0:
-        raise ValueError(f"{name} 必须是有限的正实数 (> 0)，收到的是 {x}。")
-    return float(x)
+    return check.positive_real(x, name)
 
 
 def text(s: object, name: str) -> str:
