@@ -1,8 +1,10 @@
 """本书有名有姓的几次实验：训练，以及重复很多次的测量。
 
-每一次实验在一个进程里只算一次（``functools.cache``），结果只读（数组不可写、字典是只读映射），
-章节的 notebook 和可交互图用的是同一份：notebook 先算出来、打印几行，再把它交给 ``tl.explore`` 的图；
-图的默认参数也从这里取，所以不交也不会重算。测试里用同一次实验的几个测试也因此只算一次。
+每一次实验在一个进程里只算一次（``functools.cache``），而且算完存到硬盘上（``stored.py``：钥匙里有全部源代码的
+哈希，代码一改就重算）——一次 ``python dev.py test`` 里执行同一章的几个进程（nbval、建网站、JupyterLab）和测试
+进程共用同一份，读者第二次运行 notebook 时也不必再等训练。结果只读（数组不可写、字典是只读映射）。
+章节的 notebook 和可交互图用的是同一份：notebook 先取出来、打印几行，再把它交给 ``tl.explore`` 的图；
+图的默认参数也从这里取，所以不交也不会重算。
 
 * ``glasses(seed)``：第 3 章，从随机的小眼镜开始学 W_Q、W_K（150 步）。
 * ``heads(seed)``：第 5 章，两个头在同一份数据上的三次训练：随机起点、两头完全相同、两头只差 1e-6。
@@ -23,7 +25,8 @@ from .. import _validation as check
 from .deep_stack import MODES, stack_profile
 from .head_training import head_gap, init_head_weights, relation_mass, train_heads, two_relation_task
 from .learned_glasses import chapter3_example, learn_query_key
-from .optim import Run, freeze
+from .optim import Run
+from .stored import stored
 from .tiny_transformer import train
 
 __all__ = ["glasses", "heads", "depth", "reversal", "GLASSES_STEPS", "HEAD_STEPS", "DEPTHS", "DEPTH_SEEDS",
@@ -39,11 +42,15 @@ def _seed(seed: object) -> int:
     return check.nonnegative_int(seed, "seed")
 
 
-@cache
-def _glasses(seed: int) -> Run:
+def _train_glasses(seed: int) -> Run:
     example = chapter3_example()
     return learn_query_key(example["x"], example["target"], np.random.default_rng(seed), steps=GLASSES_STEPS,
                            checkpoint_every=GLASSES_EVERY)
+
+
+@cache
+def _glasses(seed: int) -> Run:
+    return stored("glasses", lambda: _train_glasses(seed), seed)
 
 
 def glasses(seed: int = 0) -> Run:
@@ -58,8 +65,7 @@ def glasses(seed: int = 0) -> Run:
     return _glasses(_seed(seed))
 
 
-@cache
-def _heads(seed: int) -> Mapping:
+def _train_heads(seed: int) -> dict:
     rng = np.random.default_rng(seed)
     task = two_relation_task(48, rng)
     D = task["x"].shape[-1]
@@ -72,7 +78,12 @@ def _heads(seed: int) -> Mapping:
         run = train_heads(task, params, num_heads=2, lr=1.0, steps=HEAD_STEPS, checkpoint_every=HEAD_EVERY)
         mass = np.stack([relation_mass(w, task["prev"], task["partner"]) for w in run["weights"]])  # (C, H, 2)
         runs[name] = run.with_fields(mass=mass, gap=np.array([head_gap(p, 2) for p in run["checkpoints"]]))
-    return freeze(runs)
+    return runs
+
+
+@cache
+def _heads(seed: int) -> Mapping:
+    return stored("heads", lambda: _train_heads(seed), seed)
 
 
 def heads(seed: int = 0) -> Mapping:
@@ -90,14 +101,18 @@ def heads(seed: int = 0) -> Mapping:
     return _heads(_seed(seed))
 
 
-@cache
-def _depth(seed: int) -> Mapping:
+def _measure_depth(seed: int) -> dict:
     out = {}
     for mode in MODES:
         for N in DEPTHS:
             runs = [stack_profile(N, mode, np.random.default_rng(seed + s)) for s in range(DEPTH_SEEDS)]
             out[mode, N] = {k: np.stack([r[k] for r in runs]) for k in ("grad", "similarity")}
-    return freeze(out)
+    return out
+
+
+@cache
+def _depth(seed: int) -> Mapping:
+    return stored("depth", lambda: _measure_depth(seed), seed)
 
 
 def depth(seed: int = 0) -> Mapping:
@@ -114,7 +129,8 @@ def depth(seed: int = 0) -> Mapping:
 
 @cache
 def _reversal(seed: int, use_pe: bool) -> Run:
-    return train(np.random.default_rng(seed), steps=REVERSAL_STEPS, checkpoint_every=REVERSAL_EVERY, use_pe=use_pe)
+    return stored("reversal", lambda: train(np.random.default_rng(seed), steps=REVERSAL_STEPS,
+                                            checkpoint_every=REVERSAL_EVERY, use_pe=use_pe), seed, use_pe)
 
 
 def reversal(seed: int = 0, use_pe: bool = True) -> Run:

@@ -1,0 +1,97 @@
+"""lessons/stored.py：实验结果存到硬盘上再读回来，要和算出来的一模一样；钥匙变了就重算；坏文件、关掉缓存都能应付。"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from transformer_lab.lessons import stored as st
+from transformer_lab.lessons.optim import Run
+
+
+@pytest.fixture
+def folder(tmp_path, monkeypatch):
+    monkeypatch.setenv(st.CACHE_ENV, str(tmp_path))
+    return tmp_path
+
+
+def nested():
+    run = Run([3.0, 2.0, 1.0], [0, 2], [{"w": np.arange(4.0)}, {"w": np.ones(4)}], weights=np.eye(2),
+              test={"tokens": np.array([[1, 2], [3, 4]])})
+    return {"task": {"tokens": np.array([["甲", "乙"], ["丙", "丁"]]), "n": 48}, ("pre-LN", 16): {"grad": np.zeros((2, 3))},
+            "runs": [run, run], "pair": (np.float64(0.5), "字", None, True)}
+
+
+def assert_same(a, b):
+    """两份结果逐项相同：同样的结构、同样的数组（dtype 也一样）。"""
+    if isinstance(a, np.ndarray):
+        assert isinstance(b, np.ndarray) and a.dtype == b.dtype and np.array_equal(a, b)
+    elif isinstance(a, (dict, type({}.items()))) or hasattr(a, "keys"):
+        assert set(a) == set(b)
+        for k in a:
+            assert_same(a[k], b[k])
+    elif isinstance(a, (list, tuple)):
+        assert len(a) == len(b)
+        for x, y in zip(a, b):
+            assert_same(x, y)
+    else:
+        assert a == b and type(a) is type(b) or (isinstance(a, np.generic) and a.item() == b)
+
+
+def test_round_trip_keeps_structure_and_values(folder):
+    value = nested()
+    first = st.stored("往返", nested, 0)
+    again = st.stored("往返", lambda: pytest.fail("第二次不该重算"), 0)
+    assert_same(value, first)
+    assert_same(value, again)
+    assert isinstance(again["runs"][0], Run) and again["runs"][0].at(2) == 1
+    assert isinstance(next(k for k in again if isinstance(k, tuple)), tuple)  # 元组做键：读回来还是元组
+    assert not again["task"]["tokens"].flags.writeable  # 读回来的也是只读的
+
+
+def test_the_round_trip_check_can_fail():
+    with pytest.raises(AssertionError):
+        assert_same({"x": np.arange(3)}, {"x": np.arange(3.0)})  # dtype 不同也算不同
+    with pytest.raises(AssertionError):
+        assert_same({"x": (1, 2)}, {"x": (1, 3)})
+
+
+def test_different_arguments_or_code_give_a_different_file(folder, monkeypatch):
+    st.stored("钥匙", lambda: np.zeros(1), 0)
+    st.stored("钥匙", lambda: np.zeros(1), 1)
+    assert len(list(folder.glob("钥匙-*.npz"))) == 2
+    monkeypatch.setattr(st, "_code_digest", lambda: "改过的代码")
+    calls = []
+    st.stored("钥匙", lambda: calls.append(1) or np.zeros(1), 0)
+    assert calls == [1] and len(list(folder.glob("钥匙-*.npz"))) == 3  # 代码一改就重算，不用旧结果
+
+
+def test_a_corrupted_file_is_recomputed(folder):
+    st.stored("坏文件", lambda: np.arange(3), 0)
+    (path,) = folder.glob("坏文件-*.npz")
+    path.write_bytes(b"\x00\x01 truncated")
+    assert st.stored("坏文件", lambda: np.arange(5), 0).tolist() == [0, 1, 2, 3, 4]
+
+
+def test_off_means_always_compute(monkeypatch, tmp_path):
+    monkeypatch.setenv(st.CACHE_ENV, "off")
+    calls = []
+    for _ in range(2):
+        st.stored("关掉", lambda: calls.append(1) or np.zeros(1), 0)
+    assert calls == [1, 1] and st.cache_folder() is None
+
+
+def test_object_arrays_and_unknown_types_are_refused(folder):
+    with pytest.raises(TypeError, match="object 数组"):
+        st.stored("对象", lambda: np.array([{"a": 1}], dtype=object), 0)
+    with pytest.raises(TypeError, match="存不下的类型 set"):
+        st.stored("集合", lambda: {"s": {1, 2}}, 0)
+
+
+def test_the_book_runs_come_back_equal_to_a_fresh_computation(folder, monkeypatch):
+    """第 3 章的训练：存下来再读回的，与关掉缓存直接算的逐项相同。"""
+    from transformer_lab.lessons import runs
+
+    fresh = runs._train_glasses(0)
+    assert_same(fresh, st.stored("glasses", lambda: runs._train_glasses(0), 0))
+    assert_same(fresh, st.stored("glasses", lambda: pytest.fail("不该重算"), 0))
