@@ -1,4 +1,5 @@
-/* 本书的中文搜索：查询切分与排序。由 book/_ext/zh_search.py 放进 language_data.js（在 searchtools.js 之后加载）。
+/* 本书的中文搜索：查询切分与计分。由 book/_ext/zh_search.py 的 js_splitter_code（Sphinx 给搜索语言的钩子）
+ * 放进 language_data.js（在 searchtools.js 之后加载）。附录页降权在 search_scorer.js（html_search_scorer）。
  * 切法必须和 zh_search.py 的 BookChineseSearch.split 一致：一段汉字 → 相邻两字（只有一个字时就是这个字），
  * 其他字母和数字 → 整个词（单个字母除外：索引里也没有）。 */
 var HAN_RUN = /\p{Script=Han}+/u;
@@ -15,17 +16,14 @@ var splitQuery = function (query) {
   return terms;
 };
 
-/* 列出哪些页：查询切出的块（书里根本没有的块也算在总数里）至少一半出现在这一页。
+/* 正文计分：替换 Sphinx 7.x searchtools.js 的 Search.performTermsSearch。它不是文档里的钩子（Sphinx 没有
+ * 给“哪些页算命中”留钩子；html_search_scorer 只能给已经命中的页改分），原来的版本要求查询的每一块都出现在
+ * 同一页，自然的问句（“为什么要除以根号”）于是一无所获。替换只动这一个函数，输入输出和原来一样；
+ * Jupyter Book 1 把 Sphinx 锁在 7.x，升级时 tests/test_search.py 和 tests/test_extensions.py 会发现它失灵。
+ *
+ * 列出哪些页：查询切出的块（书里根本没有的块也算在总数里）至少一半出现在这一页。
  * 怎么排序：按命中的块加权计分，权重 = log(1 + 页数 / 含这一块的页数)（越少页面用到越重要）；
  * 标题里命中加倍；两字块里的单字另计一半权重（问句和书里的说法只差一两个字时仍能排对：“是谁”/“指谁”）。 */
-/* 附录页（术语表、自测、延伸阅读、NumPy 速成、记号表）几乎提到每个术语，得分常和讲它的那一章打平；
- * 打平时 Sphinx 按标题的字母序排，附录就会排到讲它的章节前面。把附录页的得分打九折：标题里命中时
- * （“术语表”“学习路线”“自测”）附录仍然领先，只是不再在平局里抢在章节前面。术语表条目的索引结果也一样。 */
-var BACK_MATTER = /^book\/(?!preface$)/;
-if (typeof Scorer !== "undefined") {
-  Scorer.score = function (result) { return BACK_MATTER.test(result[0]) ? result[4] * 0.9 : result[4]; };
-}
-
 if (typeof Search !== "undefined") {
   Search.performTermsSearch = function (searchTerms, excludedTerms) {
     var index = Search._index;

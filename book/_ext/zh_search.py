@@ -13,8 +13,10 @@ Sphinx 自带的中文搜索在建索引时用 jieba 分词，在浏览器里却
   自然的问句里总有“为什么”“是谁”这类书里没有原样出现的块，于是改成按命中的块加权计分（越少页面用到的块
   权重越高，即 IDF），查询的块至少一半出现在这一页才列出，得分高的在前。单个拉丁字母（Q、K、V）两边都不要。
 
-``Search.performTermsSearch`` 和 ``splitQuery`` 是 Sphinx 的 searchtools.js（7.x）里的名字，升级 Sphinx 时要复查；
-tests/test_search.py 会在它们失灵时失败。
+``splitQuery`` 由 Sphinx 给搜索语言的钩子 ``js_splitter_code`` 提供（有文档）；``Search.performTermsSearch`` 是
+Sphinx 的 searchtools.js（7.x）内部的函数，Sphinx 没有给“哪些页算命中”留钩子，只能替换它，升级 Sphinx 时要复查；
+tests/test_search.py 和 tests/test_extensions.py 会在它们失灵时失败。附录页降权用的是有文档的
+``html_search_scorer``（``search_scorer.js``，见 _config.yml）。
 
 这样就不再需要分词词典 (jieba)：两字一块的切法对任何新词都一样有效，索引和查询也不会因为词典不同而错开。
 """

@@ -1,88 +1,83 @@
-"""网页界面的中文：本书自己的 zh_CN 消息目录，盖过主题里译错的和没译的字符串。
+"""网页界面的中文（大陆用语）：本书的消息目录优先于 Sphinx 和主题自带的译文。
 
-目录在 ``book/locales/zh_CN/LC_MESSAGES/<域>.po``，一个文件对应一个消息域：
+网页界面的中文来自 ``book/locales/zh_CN/LC_MESSAGES/`` 下的两个消息目录，一个文件对应一个消息域：
 
-* ``sphinx.po``    Sphinx 和两个主题的模板里用 ``_()`` 包起来的字符串（“Link to this heading”“Color mode”…）；
-* ``booktheme.po`` sphinx-book-theme 页头按钮的字符串（它自带的译文是“列印成 PDF”这类台湾用语）。
+* ``sphinx.po``：Sphinx 和两个主题模板里用 ``_()`` 包起来的字符串（“Link to this heading”“Color mode”…），
+  以及主题写死在属性里的英文（由 ``postprocess.py`` 按同一份译文替换）。它由 Sphinx 自己处理：_config.yml 的
+  ``locale_dirs: [book/locales]`` 让 Sphinx 启动时把它编译成 .mo，并排在 Sphinx 和主题的译文前面。本扩展只核对它生效了。
+* ``booktheme.po``：sphinx-book-theme 页头按钮的字符串（主题自带的 zh_CN 是“列印成 PDF”这类台湾用语）。
+  Sphinx 只替 ``sphinx`` 域编译 .po，所以本扩展在 setup 里把 booktheme.po 编译成 booktheme.mo（.po 比 .mo 新时
+  才重写，和 Sphinx 对 sphinx.po 的做法一样），再用 Sphinx 给扩展的 ``app.add_message_catalog`` 注册它。
 
-**不生成 .mo 文件。** 构建时用 babel（Sphinx 本身就依赖它）直接读 .po，把其中的译文并进 Sphinx 已经为该域
-加载的翻译对象（同一个对象，模板里的 ``_`` 和 Python 代码里的 ``get_translation`` 都用它），本书的译文优先，
-没覆盖到的仍用主题自带的。这样仓库里只有一个人能读、能改的 .po，不存在 .mo 过期或忘了提交的问题。
+**顺序。** 同一个消息域注册多次时，先注册的优先，后来的只当后备（``sphinx.locale.init``）。sphinx-book-theme
+在它自己的 setup 里注册 booktheme 域，所以 _config.yml 的扩展列表里本扩展排在 ``sphinx_book_theme`` 之前。
 
-主题有几处把英文直接写死在模板的属性里（``title="Toggle primary sidebar"``、``aria-label="Main"``、搜索框的
-``placeholder``），不经过 ``_()``。构建结束后把页面里这些属性值按同一份目录替换掉——目录仍是唯一的来源。
+**核对。** 所有扩展和主题都加载完以后（``builder-inited``），本扩展核对两个域里本书的每一条译文都真的生效了；
+没生效（扩展排错了、``locale_dirs`` 被删了），构建就报错并说明该查哪里，而不是让网页悄悄显示台湾用语或英文。
+
+生成的 .mo 文件不进仓库（.gitignore）：仓库里只有人能读、能改的 .po。
 """
 
 from __future__ import annotations
 
-import gettext
-import html
-import re
 from pathlib import Path
 
+from babel.messages.mofile import write_mo
 from babel.messages.pofile import read_po
-from sphinx.locale import translators
+from sphinx.errors import ExtensionError
+from sphinx.locale import get_translation
 
 LOCALES = Path(__file__).resolve().parents[1] / "locales"
-UI_ATTRIBUTE = re.compile(r'\b(title|aria-label|data-bs-title|placeholder|alt)="([^"]*)"')
+DOMAIN = "booktheme"
 
 
-def read_catalogue(domain: str, language: str = "zh_CN") -> dict[str, str]:
-    """``<域>.po`` 里已翻译、非 fuzzy 的条目：{英文: 中文}。"""
-    path = LOCALES / language / "LC_MESSAGES" / f"{domain}.po"
-    with path.open("rb") as f:
-        catalogue = read_po(f, locale=language, domain=domain)
-    return {m.id: m.string for m in catalogue
-            if m.id and isinstance(m.id, str) and m.string and not m.fuzzy}
+def read_catalogue(po: Path, language: str) -> dict[str, str]:
+    """``po`` 里已翻译、非 fuzzy 的条目：{英文: 中文}。"""
+    with po.open("rb") as f:
+        catalogue = read_po(f, locale=language, domain=po.stem)
+    return {m.id: m.string for m in catalogue if m.id and isinstance(m.id, str) and m.string and not m.fuzzy}
 
 
-class _Catalogue(gettext.NullTranslations):
-    """某个域原本没有任何翻译时用的最简翻译对象。"""
-
-    def __init__(self, messages: dict[str, str]):
-        super().__init__()
-        self._catalog = messages
-
-    def gettext(self, message):
-        if message in self._catalog:
-            return self._catalog[message]
-        return self._fallback.gettext(message) if self._fallback else message
-
-
-def _install(app) -> None:
-    """把每个 .po 并进对应域的翻译对象（本书的译文优先）。在所有主题和扩展都加载之后运行。"""
-    language = app.config.language
-    for po in sorted((LOCALES / language / "LC_MESSAGES").glob("*.po")):
-        messages = read_catalogue(po.stem, language)
-        key = ("general", po.stem)
-        current = translators.get(key)
-        if isinstance(getattr(current, "_catalog", None), dict):
-            current._catalog.update(messages)   # 同一个对象：已经装进模板引擎的 _ 也立即生效
-        else:
-            mine = _Catalogue(messages)
-            if current is not None:
-                mine.add_fallback(current)
-            translators[key] = mine
+def compile_catalogue(po: Path, language: str) -> Path:
+    """把 ``po`` 编译成旁边同名的 .mo（.mo 已经比 .po 新就不动），返回 .mo 的路径。fuzzy 条目不编进去。"""
+    mo = po.with_suffix(".mo")
+    if mo.exists() and mo.stat().st_mtime >= po.stat().st_mtime:
+        return mo
+    with po.open("rb") as f:
+        catalogue = read_po(f, locale=language, domain=po.stem)
+    with mo.open("wb") as f:
+        write_mo(f, catalogue)
+    return mo
 
 
-def _translate_attributes(app, exception) -> None:
-    """主题模板里写死的英文属性值，按 sphinx.po 译成中文。"""
-    if exception is not None or app.builder.format != "html":
-        return
-    messages = read_catalogue("sphinx", app.config.language)
+# 某个域的译文没生效时，该查哪里
+HINTS = {
+    "sphinx": "sphinx 域由 Sphinx 按 _config.yml 的 locale_dirs（应为 [book/locales]）加载",
+    DOMAIN: "zh_ui 必须在 sphinx_book_theme 之前加载（先注册的译文优先）：请在 _config.yml 的 "
+            "sphinx.config.extensions 里把 zh_ui 移到 sphinx_book_theme 前面",
+}
 
-    def replace(m):
-        text = html.unescape(m.group(2))
-        return f'{m.group(1)}="{html.escape(messages[text])}"' if text in messages else m.group(0)
 
-    for page in Path(app.outdir).rglob("*.html"):
-        text = page.read_text(encoding="utf-8")
-        new = UI_ATTRIBUTE.sub(replace, text)
-        if new != text:
-            page.write_text(new, encoding="utf-8")
+def check_priority(domain: str, messages: dict[str, str], translate) -> None:
+    """``translate``（``domain`` 域的 gettext）对本书目录里的每一条都给出本书的译文；否则报错并列出不一致的条目。"""
+    got = {source: str(translate(source)) for source in messages}
+    wrong = {source: text for source, text in got.items() if text != messages[source]}
+    if wrong:
+        raise ExtensionError(f"本书的 {domain}.po 没有生效，这些字符串用的是别人的译文：{wrong}。"
+                             f"{HINTS.get(domain, '')}")
 
 
 def setup(app):
-    app.connect("builder-inited", _install, priority=900)
-    app.connect("build-finished", _translate_attributes)
+    language = app.config.language
+    folder = LOCALES / language / "LC_MESSAGES"
+    catalogues = {po.stem: read_catalogue(po, language) for po in sorted(folder.glob("*.po"))}
+    if DOMAIN in catalogues:
+        compile_catalogue(folder / f"{DOMAIN}.po", language)
+        app.add_message_catalog(DOMAIN, str(LOCALES))
+
+    def check(app) -> None:  # 所有扩展和主题都加载完以后再核对：主题的译文这时也注册了
+        for domain, messages in catalogues.items():
+            check_priority(domain, messages, get_translation(domain))
+
+    app.connect("builder-inited", check)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

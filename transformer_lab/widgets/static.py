@@ -30,7 +30,7 @@ from pathlib import Path
 
 __all__ = ["ALL_FRAMES_ENV", "wants_all_frames", "render_html", "externalize_frames", "read_player"]
 
-# 建网站时由 book/_ext/offline_site.py 设为 "1"：内核里执行的 notebook 也输出全部帧。
+# 建网站时由 book/_ext/explorable_frames.py 设为 "1"：内核里执行的 notebook 也输出全部帧。
 ALL_FRAMES_ENV = "TRANSFORMER_LAB_ALL_FRAMES"
 PLAYER_JS = (Path(__file__).with_name("player.js")).read_text(encoding="utf-8")
 

@@ -1,0 +1,117 @@
+"""建完网站后唯一的一遍加工：每个 HTML 页面按 ``TRANSFORMS`` 的顺序经过几个有名字的纯函数（文字进、文字出）。
+
+这几处改动都落在主题模板或文档写出器里写死的 HTML 上，Sphinx 没有更早的、有文档的钩子能改到它们
+（``html-page-context`` 只能改模板的变量，这里的标签和属性不经过变量），所以在页面写完后改：
+
+1. ``externalize_frames``：可交互图的帧从页面里搬出来，每一帧存成 ``_static/tlx/<内容哈希>.png``，页面里只留
+   网址（``transformer_lab.widgets.static.externalize_frames``，这种 HTML 格式的唯一主人）。首次加载只下载每张图
+   的当前帧，其余帧在图快进入视野时才预取。放在第一步：后面几步就不用扫过几 MB 的 base64。
+   （帧是 ``explorable_frames.py`` 让内核在建书时画出来的。）
+2. ``drop_fontawesome_script``：不加载 fontawesome.js。pydata 主题在模板宏里写死了这个 1.5 MB 的脚本（把图标换成
+   SVG），可主题的 CSS 已经带了同样的图标字体 (fa-solid-900.woff2)，去掉脚本后图标照样显示，每页少 1.5 MB。
+3. ``translate_ui_attributes``：主题把几处英文直接写在模板的属性里（``title="Toggle primary sidebar"``、
+   ``aria-label="Main"``、搜索框的 ``placeholder``），不经过 ``_()``。按 sphinx 域的译文（也就是模板里 ``_()``
+   用的那一份，本书的 ``book/locales/zh_CN/LC_MESSAGES/sphinx.po`` 排在最前）替换，好像主题用了 ``_()`` 一样。
+4. ``add_sidebar_landmark``：pydata 主题的主侧边栏是一个普通 ``<div>``，里面的书名链接和搜索按钮不属于任何
+   地标 (landmark)，读屏软件按地标跳转时跳不到它们（axe 规则 ``region``）。加上 ``role="complementary"`` 和
+   中文名称“全书导航”，它就成了一个顶层的辅助地标，里面的目录 ``<nav>`` 不变。
+5. ``demote_empty_header_cells``：Markdown 表格左上角留空时生成 ``<th class="head"><p></p></th>``，一个没有文字
+   的表头，读屏软件读不出它是哪一列的标题（axe 规则 ``empty-table-header``）。这种格子不是任何一列的标题，
+   改成普通的 ``<td>``。
+
+每一步对已经加工过的页面再做一次，结果不变（没加 ``--all`` 的第二次构建只重写改过的页，其余页会再经过这里）。
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from sphinx.locale import get_translation
+
+from transformer_lab.widgets.static import externalize_frames
+
+FRAMES_URL = "_static/tlx/"  # 帧文件在网站里的位置
+FONTAWESOME_JS = re.compile(r'<script defer src="[./]*_static/scripts/fontawesome\.js[^"]*"></script>\s*')
+UI_ATTRIBUTE = re.compile(r'\b(title|aria-label|data-bs-title|placeholder)="([^"]*)"')
+PRIMARY_SIDEBAR = '<div id="pst-primary-sidebar" class="bd-sidebar-primary bd-sidebar'
+SIDEBAR_LANDMARK = ('<div role="complementary" aria-label="全书导航" id="pst-primary-sidebar" '
+                    'class="bd-sidebar-primary bd-sidebar')
+EMPTY_HEADER = re.compile(r'<th class="head">(?:<p>\s*</p>|\s*)</th>')
+
+
+def drop_fontawesome_script(text: str) -> str:
+    """去掉加载主题 fontawesome.js 的 ``<script>`` 标签。"""
+    return FONTAWESOME_JS.sub("", text)
+
+
+def translate_ui_attributes(text: str, gettext: Callable[[str], str]) -> str:
+    """``title`` / ``aria-label`` / ``data-bs-title`` / ``placeholder`` 属性的值按 ``gettext`` 翻译（没有译文的不动）。"""
+
+    def replace(m: re.Match) -> str:
+        source = html.unescape(m.group(2))
+        target = str(gettext(source)) if source.strip() else source
+        return f'{m.group(1)}="{html.escape(target)}"' if target != source else m.group(0)
+
+    return UI_ATTRIBUTE.sub(replace, text)
+
+
+def add_sidebar_landmark(text: str) -> str:
+    """主侧边栏的 ``<div>`` 成为一个有中文名称的辅助地标。"""
+    return text.replace(PRIMARY_SIDEBAR, SIDEBAR_LANDMARK)
+
+
+def demote_empty_header_cells(text: str) -> str:
+    """没有文字的表头格 ``<th class="head">`` 改成普通的 ``<td>``。"""
+    return EMPTY_HEADER.sub('<td class="head"></td>', text)
+
+
+@dataclass(frozen=True)
+class Page:
+    """加工一页时要知道的：从这一页回到网站根目录的相对路径，帧文件写到哪，界面文字怎么翻译。"""
+
+    root: str                        # 例如 "" 或 "../"
+    frames_dir: Path                 # 网站的 _static/tlx 目录
+    gettext: Callable[[str], str]    # sphinx 域的翻译
+
+
+# 按顺序执行。名字就是上面文档里的编号条目；只有第一步有副作用（写帧文件）。
+TRANSFORMS: tuple[tuple[str, Callable[[str, Page], str]], ...] = (
+    ("externalize_frames", lambda text, page: externalize_frames(text, page.frames_dir, page.root + FRAMES_URL)),
+    ("drop_fontawesome_script", lambda text, page: drop_fontawesome_script(text)),
+    ("translate_ui_attributes", lambda text, page: translate_ui_attributes(text, page.gettext)),
+    ("add_sidebar_landmark", lambda text, page: add_sidebar_landmark(text)),
+    ("demote_empty_header_cells", lambda text, page: demote_empty_header_cells(text)),
+)
+
+
+def process(text: str, page: Page) -> str:
+    """一页 HTML 依次经过 ``TRANSFORMS`` 的每一步。"""
+    for _name, transform in TRANSFORMS:
+        text = transform(text, page)
+    return text
+
+
+def process_site(outdir: Path, gettext: Callable[[str], str]) -> None:
+    """加工 ``outdir`` 下的每个 HTML 页面（内容变了才重写）。"""
+    frames_dir = outdir / FRAMES_URL
+    frames_dir.mkdir(parents=True, exist_ok=True)
+    for path in sorted(outdir.rglob("*.html")):
+        page = Page(root="../" * (len(path.relative_to(outdir).parts) - 1), frames_dir=frames_dir, gettext=gettext)
+        text = path.read_text(encoding="utf-8")
+        new = process(text, page)
+        if new != text:
+            path.write_text(new, encoding="utf-8")
+
+
+def _finish(app, exception) -> None:
+    if exception is None and app.builder.format == "html":
+        process_site(Path(app.outdir), get_translation("sphinx"))
+
+
+def setup(app):
+    app.connect("build-finished", _finish)
+    return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -1,0 +1,21 @@
+/* 搜索结果的排序微调：Sphinx 的 html_search_scorer（_config.yml）指向本文件，Sphinx 把它放进 language_data.js。
+ * language_data.js 在 searchtools.js 之后加载，所以这里的 Scorer 整个替换 searchtools.js 里的默认对象：
+ * 下面的数值照抄 Sphinx 7.4 的默认值（本书不用它们：正文的计分在 zh_search.js，没有 API 对象），只加了 score。
+ *
+ * 附录页（术语表、自测、延伸阅读、NumPy 速成、记号表）几乎提到每个术语，得分常和讲它的那一章打平；
+ * 打平时 Sphinx 按标题的字母序排，附录就会排到讲它的章节前面。把附录页的得分打九折：标题里命中时
+ * （“术语表”“学习路线”“自测”）附录仍然领先，只是不再在平局里抢在章节前面。术语表条目的索引结果也一样。 */
+var BACK_MATTER = /^book\/(?!preface$)/;
+
+var Scorer = {
+  // result = [docname, title, anchor, descr, score, filename]
+  score: function (result) { return BACK_MATTER.test(result[0]) ? result[4] * 0.9 : result[4]; },
+  objNameMatch: 11,
+  objPartialMatch: 6,
+  objPrio: { 0: 15, 1: 5, 2: -5 },
+  objPrioDefault: 0,
+  title: 15,
+  partialTitle: 7,
+  term: 5,
+  partialTerm: 2,
+};
