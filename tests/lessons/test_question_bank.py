@@ -22,7 +22,7 @@ from transformer_lab.lessons.questions_layers import order_blind, rope_scores
 from transformer_lab.widgets.self_test import SELF_TEST_JS, render_html
 
 from site_tools import LATIN_WORD, ROOT, book_words
-from test_static_html import scripts
+from helpers.html_scripts import scripts
 
 BANK = qb.questions()
 BY_ID = {q.qid: q for q in BANK}
