@@ -19,6 +19,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 from site_tools import CHROMIUM_ARGS, HTML, NO_CHROMIUM, block_outside, chromium_path, pages, serve  # noqa: E402
 
+from transformer_lab.widgets.static import FRAME_SOURCES_JS  # noqa: E402  播放器格式的主人是 static.py
+
 # 在页面里把滑块走遍全程，量每一步从 input 事件到新帧可以上屏的时间
 SWEEP_JS = """async (root) => {
   const inp = root.querySelector('input.tlx-range'), img = root.querySelector('img');
@@ -36,10 +38,10 @@ SWEEP_JS = """async (root) => {
   return times;
 }"""
 
-# 参照：同一张图片元素，直接换成已有的另一帧（不经过本书的脚本），同样等解码和下一帧
+# 参照：同一张图片元素，直接换成已有的另一帧（不经过本书的脚本），同样等解码和下一帧。
+# 各帧的地址用 static.FRAME_SOURCES_JS 读（帧在页面里的格式只由 static.py 定义）。
 REFERENCE_JS = """async (root) => {
-  const img = root.querySelector('img'), data = JSON.parse(root.querySelector('script.tlx-data').textContent);
-  const srcs = data.urls || data.frames.map(f => 'data:image/png;base64,' + f);
+  const img = root.querySelector('img'), srcs = (FRAME_SOURCES)(root);
   const times = [], frame = () => new Promise(r => requestAnimationFrame(() => r()));
   for (let round = 0; round < 3; round++) {
     for (const src of srcs) {
@@ -50,7 +52,7 @@ REFERENCE_JS = """async (root) => {
     }
   }
   return times;
-}"""
+}""".replace("FRAME_SOURCES", FRAME_SOURCES_JS)
 
 
 SCROLL_JS = """async () => {

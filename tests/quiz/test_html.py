@@ -17,7 +17,7 @@ from transformer_lab.quiz.html import QUIZ_CSS, QUIZ_JS, default_prefix, render_
 from transformer_lab.quiz.question import as_dicts, notebook_href
 
 from site_tools import ROOT
-from test_static_html import scripts
+from helpers.html_scripts import scripts
 
 BANK = quiz.questions()
 DATA = as_dicts(BANK, notebook_href)

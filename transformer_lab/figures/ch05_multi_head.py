@@ -152,8 +152,8 @@ def _check_runs(runs, seed):
 class _TrainingView:
     """左两张：两个头在第 1 句上的注意力；右：损失曲线（对数刻度）和当前步。"""
 
-    def __init__(self, fig, axes, runs, tokens, keys, caption):
-        self.runs, self.keys, self.caption = runs, keys, caption
+    def __init__(self, fig, axes, runs, tokens, keys, caption, starts):
+        self.runs, self.keys, self.caption, self.starts = runs, keys, caption, starts
         T = len(tokens)
         self.maps = [attention_heatmap(np.zeros((T, T)), tokens, ax=axes[h], title=f"头 {h + 1}", annotate=False)
                      for h in range(2)]  # 不在格子里写数：拖动时少画 72 段文字，关键的数写在总标题里
@@ -170,30 +170,19 @@ class _TrainingView:
         self.suptitle = fig.suptitle(" ", fontsize=10)
         self.artists = [*self.maps[0].artists, *self.maps[1].artists, self.marker, self.suptitle]
 
-    def update(self, step, start):
-        run = self.runs[start]
-        i = int(np.argmin(np.abs(run["checkpoint_steps"] - float(step))))
+    def update(self, step, **params):  # 分工图只有 step；对称性实验还有“起点”滑块 start
+        run = self.runs[self.starts[params.get("start")]]  # starts：起点的取值（没有这个滑块时是 None）→ 哪次训练
+        i, loss = run.at(step), run["losses"][step]
         for h in range(2):
             self.maps[h].set_values(run["weights"][i, 0, h])
-        self.marker.set_data([run["checkpoint_steps"][i]], [run["losses"][run["checkpoint_steps"][i]]])
+        self.marker.set_data([step], [loss])
         m, gap = run["mass"][i], run["gap"][i]
-        self.suptitle.set_text(self.caption(int(run["checkpoint_steps"][i]), run["losses"][run["checkpoint_steps"][i]], m, gap))
-        return {"weights": run["weights"][i, 0], "mass": m, "gap": np.array([gap]),
-                "loss": np.array([run["losses"][run["checkpoint_steps"][i]]])}
+        self.suptitle.set_text(self.caption(int(step), loss, m, gap))
+        return {"weights": run["weights"][i, 0], "mass": m, "gap": np.array([gap]), "loss": np.array([loss])}
 
 
 def _mass_text(m):
     return "；".join(f"头 {h + 1} 看前一个词 {m[h, 0]:.2f}、看搭档 {m[h, 1]:.2f}" for h in range(2))
-
-
-class _SpecialisationView(_TrainingView):
-    def update(self, step):
-        return super().update(step, "random")
-
-
-class _SymmetryView(_TrainingView):
-    def update(self, start, step):
-        return super().update(step, {"完全相同": "identical", "只差一点点": "nudged"}[start])
 
 
 def head_specialisation(runs: object = None, seed: int = 0) -> Explorable:
@@ -206,8 +195,8 @@ def head_specialisation(runs: object = None, seed: int = 0) -> Explorable:
     caption = lambda s, loss, m, gap: (f"第 {s} 步，损失 {loss:.4f}（从随机初始权重训练，不是设计的）\n"  # noqa: E731
                                        f"全部 48 句平均：{_mass_text(m)}")
     return Explorable(
-        view=_SpecialisationView,
-        data={"runs": runs, "tokens": list(runs["task"]["tokens"][0]), "caption": caption,
+        view=_TrainingView,
+        data={"runs": runs, "tokens": list(runs["task"]["tokens"][0]), "caption": caption, "starts": {None: "random"},
               "keys": {"random": ("-", "#31688e", "随机起点")}},
         sliders=[Slider("step", steps, label="训练步数", default=steps[-1])],
         title="两个头在训练中分工（训练出来的，不是设计的）",
@@ -226,8 +215,9 @@ def head_symmetry(runs: object = None, seed: int = 0) -> Explorable:
     caption = lambda s, loss, m, gap: (f"第 {s} 步，损失 {loss:.4f}，两头权重之差（最大绝对值）= "  # noqa: E731
                                        f"{'0（恰好为 0）' if gap == 0 else f'{gap:.1e}'}\n{_mass_text(m)}")
     return Explorable(
-        view=_SymmetryView,
+        view=_TrainingView,
         data={"runs": runs, "tokens": list(runs["task"]["tokens"][0]), "caption": caption,
+              "starts": {"完全相同": "identical", "只差一点点": "nudged"},
               "keys": {"identical": ("-", "#b5367a", "两头完全相同"), "nudged": ("--", "#35b779", "两头只差 1e-6"),
                        "random": (":", "#31688e", "随机起点")}},
         sliders=[Slider("start", ("完全相同", "只差一点点"), label="起点", default="完全相同"),

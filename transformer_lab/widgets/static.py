@@ -12,31 +12,66 @@
       <script>player.js</script>
     </div>
 
-帧的顺序与 ``Explorable.grid()`` 相同（第一个滑块变化最慢）。只有初始帧的预览（存进 notebook 的那种）
-是 ``<div class="tlx-preview">``：一张图和一句说明，没有滑块、没有脚本。
+帧的顺序与 ``Explorable.grid()`` 相同（第一个滑块变化最慢），帧数不超过 ``ex.max_frames``（默认
+``explorable.FRAME_CAP``）。只有初始帧的预览（存进 notebook 的那种）是 ``<div class="tlx-preview">``：
+一张图和一句说明，没有滑块、没有脚本。
+
+样式在 ``player.css``，写进各元素的 style 属性（原因见那个文件的开头）；换帧脚本在 ``player.js``。
+页面之外读这种格式的代码（``benchmarks/site_benchmarks.py`` 在浏览器里取各帧的地址）用这里的
+``FRAME_SOURCES_JS``，不要自己再写一遍。
 """
 
 from __future__ import annotations
 
 import base64
+import collections
 import hashlib
 import html
-import itertools
 import json
 import os
 import re
 import unicodedata
 from pathlib import Path
+from types import MappingProxyType
 
-__all__ = ["ALL_FRAMES_ENV", "wants_all_frames", "render_html", "externalize_frames", "read_player"]
+__all__ = ["ALL_FRAMES_ENV", "FRAME_SOURCES_JS", "PLAYER_JS", "STYLES", "wants_all_frames", "render_html",
+           "externalize_frames", "read_player"]
 
 # 建网站时由 book/_ext/explorable_frames.py 设为 "1"：内核里执行的 notebook 也输出全部帧。
 ALL_FRAMES_ENV = "TRANSFORMER_LAB_ALL_FRAMES"
-PLAYER_JS = (Path(__file__).with_name("player.js")).read_text(encoding="utf-8")
+PLAYER_JS = Path(__file__).with_name("player.js").read_text(encoding="utf-8")
 
-_DATA = re.compile(r'(<script type="application/json" class="tlx-data">)(.*?)(</script>)', re.S)
+# 在浏览器里读一个播放器（.tlx 元素）全部帧的图片地址，写成一个 JS 函数：建网站之前是 base64 帧 (frames)，
+# 之后是 _static/tlx/ 下的文件 (urls)。基准脚本把它嵌进自己的页内脚本；格式变了只改本模块和 player.js。
+FRAME_SOURCES_JS = ("(root) => { const data = JSON.parse(root.querySelector('script.tlx-data').textContent); "
+                    "return data.urls || data.frames.map(f => 'data:image/png;base64,' + f); }")
+
+_DATA_OPEN = '<script type="application/json" class="tlx-data">'
+_DATA = re.compile(f"({re.escape(_DATA_OPEN)})(.*?)(</script>)", re.S)
 _FIRST_FRAME = re.compile(r'(<div class="tlx"[^>]*>\s*<img src=")data:image/png;base64,([^"]+)(")')
-_ids = itertools.count(1)  # 同一张图在一页上出现两次，元素 id 也不重复
+
+
+def _parse_css(text: str) -> dict[str, str]:
+    """``player.css`` → {选择器: style 属性的值}。只认 "选择器 { 声明; … }"（见那个文件的开头）。"""
+    text = re.sub(r"/\*.*?\*/", "", text, flags=re.S)
+    rules = {}
+    for selector, body in re.findall(r"([^{}]+)\{([^{}]*)\}", text):
+        declarations = (d.split(":", 1) for d in body.split(";") if d.strip())
+        rules[" ".join(selector.split())] = ";".join(f"{k.strip()}:{v.strip()}" for k, v in declarations)
+    return rules
+
+
+STYLES = MappingProxyType(_parse_css(Path(__file__).with_name("player.css").read_text(encoding="utf-8")))  # 只读
+
+# 元素 id（<label for> 要用）= 标题的哈希 + 这张图在本进程里第几次写成 HTML。只能这样数：同一张图在一页上
+# 显示两次时，两段 HTML 的输入完全相同，id 却必须不同。按标题分开数，一张图的 id 就不随别的图画了几次而变。
+_renders: collections.Counter[str] = collections.Counter()
+
+
+def _element_id(title: str) -> str:
+    digest = hashlib.sha1(title.encode()).hexdigest()[:8]
+    _renders[digest] += 1
+    return f"tlx-{digest}-{_renders[digest]}"
 
 
 def wants_all_frames(live: bool) -> bool:
@@ -62,31 +97,47 @@ def render_html(ex, all_frames: bool = True) -> str:
     """把一张 Explorable 写成不需要内核和网络的 HTML（``ex`` 按鸭子类型使用，本模块不导入它的类）。
 
     ``all_frames=False`` 时只画初始那一帧，写成一张静态预览图加一句说明。
+
+    Raises
+    ------
+    ValueError
+        ``all_frames=True`` 而网格的帧数 ``ex.frame_count`` 超过 ``ex.max_frames``（一帧都不画就报错）。
     """
     start = ex.start
     if not all_frames:
         return (
             f'<div class="tlx-preview" role="figure" aria-label="{html.escape(ex.title)}">'
             f'<img src="data:image/png;base64,{_b64(ex.png(start, palette=True))}" '
-            f'alt="{html.escape(ex.alt_text(**start))}" style="max-width:100%;height:auto">'
-            f'<p style="font-size:0.9em;color:#555">静态预览：运行这个单元格后可以拖动滑块'
+            f'alt="{html.escape(ex.alt_text(**start))}" style="{STYLES[".tlx-preview img"]}">'
+            f'<p style="{STYLES[".tlx-preview p"]}">静态预览：运行这个单元格后可以拖动滑块'
             f'（{html.escape("；".join(s.shown for s in ex.sliders))}）。</p></div>'
         )
+    _check_frame_count(ex)
     grid = ex.grid()
     frames = [_b64(ex.png(p, palette=True)) for p in grid]
     alts = [ex.alt_text(**p) for p in grid]
     idx = grid.index(start)
-    uid = f"tlx-{hashlib.sha1(ex.title.encode()).hexdigest()[:8]}-{next(_ids)}"
+    uid = _element_id(ex.title)
     sliders = [{"label": s.shown, "values": [str(v) for v in s.values]} for s in ex.sliders]
     data = _json_for_html({"sliders": sliders, "frames": frames, "alts": alts})
     controls = "".join(_control(f"{uid}-{i}", s) for i, s in enumerate(ex.sliders))
     return (
         f'<div class="tlx" id="{uid}" role="group" aria-label="{html.escape(ex.title)}" data-frame="{idx}">'
         f'<img src="data:image/png;base64,{frames[idx]}" alt="{html.escape(alts[idx])}" '
-        f'style="max-width:100%;height:auto">{controls}'
-        f'<script type="application/json" class="tlx-data">{data}</script>'
+        f'style="{STYLES[".tlx img"]}">{controls}'
+        f"{_DATA_OPEN}{data}</script>"
         f"<script>{PLAYER_JS}</script></div>"
     )
+
+
+def _check_frame_count(ex) -> None:
+    """一帧都还没画之前，先确认网格不超过这张图的帧数上限。"""
+    if ex.frame_count > ex.max_frames:
+        sizes = " × ".join(f"{s.name} 的 {len(s.values)} 个取值" for s in ex.sliders)
+        raise ValueError(
+            f"「{ex.title}」要预先画 {ex.frame_count} 帧（{sizes}），超过了上限 max_frames={ex.max_frames}："
+            "静态网页的体积和建书时间随帧数增长。请减少滑块的取值；确有必要时在 Explorable(..., max_frames=...) 里写明。"
+        )
 
 
 def _width(text: str) -> int:
@@ -102,11 +153,11 @@ def _control(sid: str, s) -> str:
     shown, value = html.escape(s.shown), html.escape(str(s.start))
     widest = max(_width(str(v)) for v in s.values)
     return (
-        f'<div class="tlx-control" style="display:flex;align-items:center;gap:0.8em;margin:0.3em 0">'
-        f'<label for="{sid}" style="min-width:7em;font-family:monospace;flex:none">{shown} = '
-        f'<output for="{sid}" style="display:inline-block;min-width:{widest}ch">{value}</output></label>'
+        f'<div class="tlx-control" style="{STYLES[".tlx-control"]}">'
+        f'<label for="{sid}" style="{STYLES[".tlx-control label"]}">{shown} = '
+        f'<output for="{sid}" style="{STYLES[".tlx-control output"]};min-width:{widest}ch">{value}</output></label>'
         f'<input class="tlx-range" id="{sid}" type="range" min="0" max="{len(s.values) - 1}" step="1" '
-        f'value="{s.values.index(s.start)}" style="width:min(24em,60%)" aria-valuetext="{shown} = {value}"></div>'
+        f'value="{s.values.index(s.start)}" style="{STYLES[".tlx-range"]}" aria-valuetext="{shown} = {value}"></div>'
     )
 
 

@@ -1,0 +1,147 @@
+"""``widgets/explorable.py``：view 的约定、网格与帧数、取值检查、相等性、在 Jupyter 里的显示。
+
+用 ``helpers/tiny_view.py`` 的小图；书里每张图的约定在 tests/test_explorables.py。
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from conftest import check_error
+from helpers.tiny_view import Exploding, Line, tiny
+
+import transformer_lab as tl
+from transformer_lab.widgets import explorable
+from transformer_lab.widgets.explorable import FRAME_CAP, WIDGET_MIME, Explorable, Slider
+from transformer_lab.widgets.static import read_player
+
+# ---------------------------------------------------------------- view 的约定（构造时检查）
+
+
+class _Mismatched:
+    def __init__(self, fig, axes):
+        pass
+
+    def update(self, a, b):
+        return {}
+
+
+class _Any:
+    """``update(self, **params)``：不必和滑块一一对应，引擎把检查过的全部滑块传进来（记在 ``seen`` 里）。"""
+
+    def __init__(self, fig, axes, seen):
+        self.seen = seen
+
+    def update(self, **params):
+        self.seen.append(params)
+        return {}
+
+
+class _StepAndRest:
+    def __init__(self, fig, axes):
+        pass
+
+    def update(self, step, **params):
+        return {}
+
+
+@pytest.mark.parametrize("view, sliders, exc_type, pattern", [
+    (_Mismatched, [Slider("a", (1, 2))], ValueError, r"_Mismatched\.update 的参数 \(a, b\) 与滑块 \(a\) 不一致"),
+    (_Mismatched, [Slider("a", (1, 2)), Slider("c", (1, 2))], ValueError, r"update 的参数 \(a, b\) 与滑块 \(a, c\)"),
+    (_StepAndRest, [Slider("a", (1, 2))], ValueError, r"_StepAndRest\.update 的具名参数 \(step\) 不是滑块的名字"),
+    (_Mismatched(None, None), [Slider("a", (1, 2))], TypeError, r"view 必须是一个带 update 方法的类"),
+    (lambda fig, axes: None, [Slider("a", (1, 2))], TypeError, r"view 必须是一个带 update 方法的类"),
+], ids=["missing-slider", "wrong-name", "named-beside-kwargs", "instance-not-class", "function"])
+def test_view_must_match_its_sliders(view, sliders, exc_type, pattern):
+    check_error(lambda: Explorable(view, sliders, title="t", alt="x"), exc_type, pattern)
+
+
+def test_update_with_params_takes_any_sliders_and_the_engine_still_checks_them():
+    seen = []
+    ex = Explorable(_Any, [Slider("step", (0, 10, 20)), Slider("start", ("甲", "乙"))], title="t", alt="{start}{step}",
+                    data={"seen": seen}, size=(2.0, 1.5))
+    ex.update(step=20, start="甲")
+    assert seen == [{"step": 10, "start": "乙"}, {"step": 20, "start": "甲"}]  # 建图时的第一次 update（初始值）+ 这一次
+    check_error(lambda: ex.update(step=15, start="乙"), ValueError, r"滑块 step=15 不在它的取值里")
+    check_error(lambda: ex.update(step=10, start="乙", extra=1), TypeError, r"没有名为 extra 的滑块")
+    Explorable(_StepAndRest, [Slider("step", (0, 1)), Slider("start", ("甲", "乙"))], title="t", alt="x")  # 具名的是滑块
+
+
+def test_engine_calls_update_itself():
+    ex = tiny()
+    np.testing.assert_array_equal(ex.artists[0].get_ydata(), [0, 2])  # 初始值 a = 2（网格正中），view 自己没调用
+
+
+def test_alt_template_is_checked_when_the_explorable_is_made():
+    check_error(lambda: Explorable(Line, [Slider("a", (1, 2, 3))], title="t", alt="斜率 {b}", data={"top": 3}),
+                ValueError, r"alt 模板 '斜率 \{b\}' 用了滑块里没有的占位符.*\{a\}")
+
+
+# ---------------------------------------------------------------- 网格、帧数、文字：都不建图
+
+
+def _two_sliders(**options) -> Explorable:
+    return Explorable(Exploding, [Slider("a", (1, 2, 3)), Slider("b", ("x", "y"), default="y")], title="两个滑块",
+                      alt="a = {a}, b = {b}", **options)
+
+
+def test_grid_runs_first_slider_slowest_without_building_the_view():
+    ex = _two_sliders()  # Exploding：一建图就报错，所以下面这些都没有建图
+    assert ex.grid() == [{"a": 1, "b": "x"}, {"a": 1, "b": "y"}, {"a": 2, "b": "x"}, {"a": 2, "b": "y"},
+                         {"a": 3, "b": "x"}, {"a": 3, "b": "y"}]
+    assert ex.frame_count == 6 and ex.start == {"a": 2, "b": "y"}
+    assert ex.alt_text(a=3, b="x") == "a = 3, b = x"
+    assert ex.describe() == "可交互图「两个滑块」：a ∈ {1, 2, 3}；b ∈ {x, y}"
+    assert ex.check_params({"b": "x", "a": 1}) == {"a": 1, "b": "x"}
+    with pytest.raises(RuntimeError, match="不该被建出来"):  # 反证：真要画的时候才建图
+        ex.update(a=1, b="x")
+
+
+def test_max_frames_defaults_to_the_cap_and_is_checked():
+    assert _two_sliders().max_frames == FRAME_CAP == 42
+    assert _two_sliders(max_frames=100).max_frames == 100
+    check_error(lambda: _two_sliders(max_frames=0), ValueError, r"max_frames 必须 ≥ 1.*收到的是 0")
+    check_error(lambda: _two_sliders(max_frames=2.5), TypeError, r"max_frames 必须是整数.*float 2\.5")
+    check_error(lambda: _two_sliders(max_frames=True), TypeError, r"max_frames 必须是整数.*bool True")
+
+
+def test_check_params_names_missing_and_extra_sliders():
+    ex = _two_sliders()
+    check_error(lambda: ex.check_params({"a": 1}), TypeError, r"「两个滑块」的滑块是 a, b：缺少 b；")
+    check_error(lambda: ex.check_params({"a": 1, "b": "x", "c": 0}), TypeError, r"没有名为 c 的滑块")
+
+
+# ---------------------------------------------------------------- 相等性：只有同一个对象才相等
+
+
+def test_explorables_compare_by_identity_even_with_arrays_in_data():
+    """``@dataclass(eq=False)``：以前按字段比较，data 里的数组让 ``==`` 抛 ValueError。"""
+    a, b = tl.explore.pe_table(), tl.explore.pe_table()
+    assert (a == b) is False and (a == a) is True and a != b
+    assert len({a, b, a}) == 2  # 能放进集合：按对象哈希
+    x = Explorable(Line, [Slider("a", (1, 2))], title="t", alt="x", data={"top": np.arange(3)})
+    y = Explorable(Line, [Slider("a", (1, 2))], title="t", alt="x", data={"top": np.arange(3)})
+    assert x != y
+
+
+# ---------------------------------------------------------------- 在 Jupyter 里显示
+
+
+def test_describe_and_mime_bundle_outside_a_kernel():
+    ex = tiny()
+    bundle = ex._repr_mimebundle_()
+    assert bundle["text/plain"] == ex.describe() == "可交互图「直线」：a ∈ {1, 2, 3}"
+    assert len(read_player(bundle["text/html"])) == 1  # 没有内核：全部帧（这是读者唯一能拖的滑块）
+    assert WIDGET_MIME not in bundle
+
+
+def test_mime_bundle_with_a_kernel_has_a_preview_and_the_live_widget(monkeypatch):
+    from transformer_lab.widgets.static import ALL_FRAMES_ENV
+
+    monkeypatch.setattr(explorable, "_has_kernel", lambda: True)
+    monkeypatch.delenv(ALL_FRAMES_ENV, raising=False)
+    bundle = tiny()._repr_mimebundle_()
+    assert 'class="tlx-preview"' in bundle["text/html"] and read_player(bundle["text/html"]) == []
+    assert set(bundle[WIDGET_MIME]) >= {"model_id", "version_major"}
+    monkeypatch.setenv(ALL_FRAMES_ENV, "1")  # 建网站时：内核里也写全部帧
+    assert len(read_player(tiny()._repr_mimebundle_()["text/html"])) == 1
