@@ -76,7 +76,7 @@ CHAPTER_TEXT = """\
 class _Line:
     """一张三帧的小图：一条斜率随滑块变的线。"""
 
-    def __init__(self, fig, axes):
+    def __init__(self, fig, axes, layout):
         (self.line,) = axes[0].plot([0, 1], [0, 0])
         axes[0].set_ylim(0, 3)
         self.artists = [self.line]

@@ -19,7 +19,7 @@ from transformer_lab.widgets.static import read_player
 
 
 class _Mismatched:
-    def __init__(self, fig, axes):
+    def __init__(self, fig, axes, layout):
         pass
 
     def update(self, a, b):
@@ -29,7 +29,7 @@ class _Mismatched:
 class _Any:
     """``update(self, **params)``：不必和滑块一一对应，引擎把检查过的全部滑块传进来（记在 ``seen`` 里）。"""
 
-    def __init__(self, fig, axes, seen):
+    def __init__(self, fig, axes, layout, seen):
         self.seen = seen
 
     def update(self, **params):
@@ -38,7 +38,7 @@ class _Any:
 
 
 class _StepAndRest:
-    def __init__(self, fig, axes):
+    def __init__(self, fig, axes, layout):
         pass
 
     def update(self, step, **params):
@@ -49,7 +49,7 @@ class _StepAndRest:
     (_Mismatched, [Slider("a", (1, 2))], ValueError, r"_Mismatched\.update 的参数 \(a, b\) 与滑块 \(a\) 不一致"),
     (_Mismatched, [Slider("a", (1, 2)), Slider("c", (1, 2))], ValueError, r"update 的参数 \(a, b\) 与滑块 \(a, c\)"),
     (_StepAndRest, [Slider("a", (1, 2))], ValueError, r"_StepAndRest\.update 的具名参数 \(step\) 不是滑块的名字"),
-    (_Mismatched(None, None), [Slider("a", (1, 2))], TypeError, r"view 必须是一个带 update 方法的类"),
+    (_Mismatched(None, None, None), [Slider("a", (1, 2))], TypeError, r"view 必须是一个带 update 方法的类"),
     (lambda fig, axes: None, [Slider("a", (1, 2))], TypeError, r"view 必须是一个带 update 方法的类"),
 ], ids=["missing-slider", "wrong-name", "named-beside-kwargs", "instance-not-class", "function"])
 def test_view_must_match_its_sliders(view, sliders, exc_type, pattern):

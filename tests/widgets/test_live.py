@@ -52,7 +52,7 @@ def test_continuous_sliders_are_int_or_float_sliders_over_the_whole_range():
 
 
 class _Two:
-    def __init__(self, fig, axes):
+    def __init__(self, fig, axes, layout):
         self.line, = axes[0].plot([0, 1], [0, 0])
         axes[0].set_ylim(0, 16)
         self.artists = [self.line]

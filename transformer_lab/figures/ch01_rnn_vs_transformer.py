@@ -57,7 +57,7 @@ def _style(ax, xlabel, ylabel, xlim, ylim, yticks):
 class _MemoryView:
     """左：第 1 个词对第 t 步笔记的影响 ‖∂h_t/∂x_1‖；右：笔记本身的大小 ‖h_t‖。各有 tanh / 去掉 tanh 两条线。"""
 
-    def __init__(self, fig, axes, q, w_xh, x):
+    def __init__(self, fig, axes, layout, q, w_xh, x):
         self.q, self.w_xh, self.x = q, w_xh, x  # 第 1 章的随机 RNN（tl.random_rnn）
         T, d_h = x.shape[0], q.shape[0]
         self.t = np.arange(1, T + 1)
@@ -161,7 +161,7 @@ def _direct_weights(T: int, rng: np.random.Generator) -> np.ndarray:
 class _QueueView:
     """左：每个词在第几轮算完（RNN 是楼梯，注意力是一堵墙）；右：最后一个词从第 s 个词那里得到多少影响。"""
 
-    def __init__(self, fig, axes, rnn_influence, attention, gain):
+    def __init__(self, fig, axes, layout, rnn_influence, attention, gain):
         self.rnn_influence = rnn_influence  # (T_max, T_max)：第 t 步受第 s 个词影响的大小
         self.attention = attention  # T -> (T,)：最后一个词的注意力权重（手工设计）
         T_max = rnn_influence.shape[0]

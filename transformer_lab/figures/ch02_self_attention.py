@@ -31,7 +31,7 @@ def _rotate_ticks(ax: Axes, labels: tuple[str, ...]) -> None:
 class _ExplorerView:
     """左：选中那个词的一行权重（柱状图）；右：整张权重矩阵，选中的一行加框。"""
 
-    def __init__(self, fig, axes, tokens, weights):
+    def __init__(self, fig, axes, layout, tokens, weights):
         self.tokens, self.weights = tokens, weights  # 词；两轮的 (T, T) 权重
         T = len(tokens)
         self.bars = weight_bars(np.zeros(T), list(self.tokens), ax=axes[0], color=_PLAIN)
@@ -98,7 +98,7 @@ class _ShiftView:
     换句子时代词和描述词会变，所以横轴上的词是自己画的文字（可以 ``set_text``），不是刻度标签。
     """
 
-    def __init__(self, fig, axes, shifts):
+    def __init__(self, fig, axes, layout, shifts):
         self.shifts = shifts  # 变体名 -> (词, 两轮里代词那一行, 两张图各要标橙色的位置, 两个子图标题)
         longest = [max(column, key=len) for column in zip(*(v[0] for v in shifts.values()))]  # 每个位置最长的词
         T = len(longest)

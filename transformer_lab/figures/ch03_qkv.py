@@ -54,7 +54,7 @@ def _paren(x: float) -> str:
 class _DotCosineView:
     """左：q 与 k 两支箭头，以及 k 在 q 方向上的"影子"；右：点积和余弦随夹角变化的曲线。"""
 
-    def __init__(self, fig, axes):
+    def __init__(self, fig, axes, layout):
         plane, curve = axes
         self.suptitle = fig.suptitle(" ")
         q = vector_2d(Q_LENGTH, 0)
@@ -151,7 +151,7 @@ def _keys(length: float) -> np.ndarray:
 class _KeyLengthView:
     """左：查询和四个键的箭头（k2 会变长）；右：查询对四个键的注意力权重。"""
 
-    def __init__(self, fig, axes):
+    def __init__(self, fig, axes, layout):
         plane, bars_ax = axes
         self.bars_ax, self.suptitle = bars_ax, fig.suptitle(" ")
         self.q = vector_2d(Q_LENGTH, 0)
@@ -259,7 +259,7 @@ def _check_readout(predictions: object, errors: object) -> None:
 class _LearnedGlassesView:
     """左：训练到第 step 步时学出的眼镜给出的注意力；右：第 3 章设计的眼镜给出的注意力（目标）。"""
 
-    def __init__(self, fig, axes, run, example):
+    def __init__(self, fig, axes, layout, run, example):
         self.run = run
         tokens = example["tokens"]
         self.learned = attention_heatmap(np.zeros((3, 3)), tokens, ax=axes[0], title="从随机眼镜开始训练")

@@ -23,7 +23,7 @@ DK_GRID = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512)
 class _ScalingView:
     """左：不缩放的 softmax(q·k)；右：缩放后的 softmax(q·k/√d_k)。同一组随机向量。"""
 
-    def __init__(self, fig, axes, num_keys, seed):
+    def __init__(self, fig, axes, layout, num_keys, seed):
         self.num_keys, self.seed = num_keys, seed
         labels = [f"k{j + 1}" for j in range(num_keys)]
         zeros = np.zeros(num_keys)

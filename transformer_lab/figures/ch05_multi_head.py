@@ -38,7 +38,7 @@ def _columns(D, T):
 class _ShapeTracerView:
     """一句话（4 个词）走过多头注意力：每个数组一张缩略图，下面写着它的形状。数组都画成"转置"的：D 方向朝下。"""
 
-    def __init__(self, fig, axes, traces):
+    def __init__(self, fig, axes, layout, traces):
         ax = axes[0]
         ax.set_autoscale_on(False)  # 坐标范围固定（下面 set_xlim/set_ylim），挪动图片时不必重算范围
         ax.set_xticks([]), ax.set_yticks([])  # 不要刻度和边框（不用 set_axis_off：局部重画会照样画出边框）
@@ -152,7 +152,7 @@ def _check_runs(runs, seed):
 class _TrainingView:
     """左两张：两个头在第 1 句上的注意力；右：损失曲线（对数刻度）和当前步。"""
 
-    def __init__(self, fig, axes, runs, tokens, keys, caption, starts):
+    def __init__(self, fig, axes, layout, runs, tokens, keys, caption, starts):
         self.runs, self.keys, self.caption, self.starts = runs, keys, caption, starts
         T = len(tokens)
         self.maps = [attention_heatmap(np.zeros((T, T)), tokens, ax=axes[h], title=f"头 {h + 1}", annotate=False)

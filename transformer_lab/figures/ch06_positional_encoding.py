@@ -29,7 +29,7 @@ def _pointer(ax, text, col, xytext, zorder, relpos=(0.0, 0.0)):
 class _TableView:
     """左：PE 表热力图（行 = 位置 p，列 = 维度）；中：几列随位置变化的曲线；右：选中位置的整条向量。"""
 
-    def __init__(self, fig, axes, tables):
+    def __init__(self, fig, axes, layout, tables):
         self.tables, self.axes = tables, axes
         heat, curves, vec = axes
         self.image = heat.imshow(np.zeros((2, 2)), cmap=CMAP, vmin=-1, vmax=1, aspect="auto", interpolation="nearest")
@@ -133,7 +133,7 @@ def _blank(ax) -> None:
 class _ClockView:
     """左：d_model = 16 的 8 根指针，指针尖的坐标 = (sin, cos) = (PE[p, 2i], PE[p, 2i+1])；右：5 位二进制计数器。"""
 
-    def __init__(self, fig, axes, omega, bits):
+    def __init__(self, fig, axes, layout, omega, bits):
         self.omega, self.bits = omega, bits
         clocks, counter = axes
         self.centers = [(2.4 * (i % 4), -3.3 * (i // 4)) for i in range(len(omega))]
@@ -202,7 +202,7 @@ DOT_D_GRID, BASE_GRID, DOT_T = (8, 16, 32, 64, 128), (10.0, 100.0, 1000.0, 10000
 class _RelativeDotView:
     """左：cos 相似度 PE(p)·PE(q) / (D/2) 的热力图（对角线上颜色相同）；右：它随相隔 k 的变化。"""
 
-    def __init__(self, fig, axes, tables, curves):
+    def __init__(self, fig, axes, layout, tables, curves):
         self.tables, self.curves = tables, curves
         heat, line = axes
         self.image = heat.imshow(np.zeros((DOT_T, DOT_T)), cmap=CMAP, vmin=-1, vmax=1, interpolation="nearest")
@@ -262,7 +262,7 @@ ROPE_T, ROPE_D, START_GRID, GAP_GRID = 32, 8, (0, 4, 8, 12, 16, 20, 24), (-4, -2
 class _RopeView:
     """左：RoPE 分数表 S[m, n]（同一对随机 q, k 放到每个位置），圈出 (m, n)；右：分数随 m - n 的变化。"""
 
-    def __init__(self, fig, axes, scores, plain):
+    def __init__(self, fig, axes, layout, scores, plain):
         self.scores, self.plain = scores, plain
         heat, line = axes
         image = heat.imshow(scores, cmap=CMAP, interpolation="nearest", zorder=0)  # 颜色范围 = 分数的最小到最大

@@ -53,7 +53,7 @@ def _log_axes(ax, xlabel, ylabel, ylim):
 class _CostView:
     """左：一层的乘加次数随 n 变化（对数–对数）；右：一层 Transformer 的乘加里，注意力、投影、前馈层各占几成。"""
 
-    def __init__(self, fig, axes):
+    def __init__(self, fig, axes, layout):
         left, right = axes
         self.lines, self.dots = {}, {}
         names = {"attention": "注意力 2n²d", "rnn": "RNN 2nd²", "feedforward": "前馈层 8nd²"}
@@ -112,7 +112,7 @@ def cost_calculator() -> Explorable:
 class _MemoryView:
     """一张 n × n 分数表（一个头）与整个 KV 缓存的内存随 n 变化，对比笔记本内存与大显卡显存。"""
 
-    def __init__(self, fig, axes, d_model):
+    def __init__(self, fig, axes, layout, d_model):
         (ax,) = axes
         self.d_model = d_model
         self.lines, self.dots = {}, {}

@@ -40,7 +40,7 @@ LN_PANELS = (("输入 x + c", (-5.0, 15.0)), ("标准化 (x − μ)/σ", (-4.0, 
 class _LayerNormView:
     """三张柱状图：输入（整体平移 c）、标准化后、乘 γ 加 β 后。每张图的纵轴固定，拖动时高低可比。"""
 
-    def __init__(self, fig, axes, vector):
+    def __init__(self, fig, axes, layout, vector):
         self.vector = np.asarray(vector)
         names = [f"第 {i + 1} 维" for i in range(len(self.vector))]
         self.bars, self.notes = [], []
@@ -87,7 +87,7 @@ def layer_norm_steps() -> Explorable:
 class _WalkView:
     """左：全句的 (T, D) 数组（行 = 词，列 = 特征）；右：代词 她 那一行的柱状图。"""
 
-    def __init__(self, fig, axes, story):
+    def __init__(self, fig, axes, layout, story):
         self.story = story
         tokens, T, D = story["tokens"], len(story["tokens"]), len(FEATURES)
         left, right = axes
@@ -136,7 +136,7 @@ DEPTHS, SEEDS = experiments.DEPTHS, experiments.DEPTH_SEEDS
 class _DepthView:
     """左：梯度长度 ‖∂L/∂x_n‖ 随层号 n 的变化（每个种子一条细线，粗线是中位数）；右：各位置笔记的平均相似度。"""
 
-    def __init__(self, fig, axes, profiles):
+    def __init__(self, fig, axes, layout, profiles):
         self.profiles = profiles
         grad_ax, sim_ax = axes
         self.thin = [grad_ax.plot([], [], color="#31688e", lw=0.8, alpha=0.35)[0] for _ in range(SEEDS)]
@@ -201,7 +201,7 @@ PE_CHOICES = ("有位置编码", "去掉位置编码")
 class _TrainView:
     """左：第 1 道考题的注意力；中：两次训练的损失曲线；右：考题上的正确率。黑点 = 当前步。"""
 
-    def __init__(self, fig, axes, runs, labels):
+    def __init__(self, fig, axes, layout, runs, labels):
         self.runs = runs
         heat_ax, loss_ax, acc_ax = axes
         self.heat = attention_heatmap(np.zeros((len(labels), len(labels))), labels, ax=heat_ax, title="注意力（第 1 道考题）",
