@@ -133,7 +133,8 @@ def heads_by_block_product(q: np.ndarray, k: np.ndarray, v: np.ndarray) -> tuple
     Raises
     ------
     TypeError, ValueError
-        与 ``heads_by_loop`` 相同。
+        ``q``、``k``、``v`` 的 dtype 不是实数、头数 H 不一致、数组为空，或每个头的第一个元素是 NaN/inf
+        （借 ``heads_by_loop`` 的检查，但只查了每个头的第一个元素：T、d_k 不一致时是 NumPy 自己的英文报错）。
     """
     heads_by_loop(q[:, :1, :1], k[:, :1, :1], v[:, :1, :1])  # 借用同样的检查
     H, T, d_k = q.shape
