@@ -11,14 +11,14 @@ import json
 import re
 
 import pytest
-from conftest import check_error
+from conftest import call, check_error, error_table_test
 from helpers.html_scripts import Page, script_end, scripts
 from helpers.tiny_view import NASTY, Exploding, Labels, tiny
 from site_tools import CHROMIUM_ARGS, NO_CHROMIUM, chromium_path
 
 from transformer_lab.widgets.explorable import FRAME_CAP, Explorable, Slider
 from transformer_lab.widgets.static import (ALL_FRAMES_ENV, FRAME_SOURCES_JS, PLAYER_JS, STYLES, externalize_frames,
-                                            read_player, wants_all_frames)
+                                            read_player, render_html, wants_all_frames)
 
 PNG = b"\x89PNG\r\n\x1a\n"
 
@@ -221,3 +221,10 @@ def test_frame_sources_js_reads_both_forms_of_the_player_in_a_browser(tmp_path):
         finally:
             browser.close()
     assert got == [["data:image/png;base64," + f for f in data["frames"]], read_player(moved)[0]["urls"]]
+
+
+ERROR_CASES = [
+    ("render-too-many-frames", call(lambda: render_html(tiny(max_frames=2), all_frames=True)), ValueError,
+     r"「直线」要预先画 3 帧（a 的 3 个取值），超过了上限 max_frames=2"),
+]
+test_documented_errors = error_table_test(ERROR_CASES)
