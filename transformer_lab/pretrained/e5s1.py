@@ -67,8 +67,8 @@ def tensor_shape(name: str, config: BertConfig) -> tuple[int, ...]:
     """E5S1 里一个张量的形状：矩阵按 (out, in)，其余是长度 D（或 d_ff）的向量。
 
     >>> cfg = BertConfig(250037, 384, 12, 12, 1536, 512, 2, 1e-12)
-    >>> tensor_shape("emb.word", cfg), tensor_shape("l0.fi.w", cfg), tensor_shape("l0.q.w", cfg), tensor_shape("l0.aln.b", cfg)
-    ((250037, 384), (1536, 384), (384, 384), (384,))
+    >>> [tensor_shape(name, cfg) for name in ("emb.word", "l0.fi.w", "l0.q.w", "l0.aln.b")]
+    [(250037, 384), (1536, 384), (384, 384), (384,)]
     """
     D, d_ff = config.d_model, config.d_ff
     if name in _EMBEDDINGS:

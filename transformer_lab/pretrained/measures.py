@@ -147,7 +147,8 @@ def pronoun_table(results: Sequence[Mapping], expected: Sequence[str], pronoun: 
     rows = []
     for r in results:
         q = find_word(r["tokens"], pronoun)[0]
-        rows.append([r["attentions"][:, :, q, find_word(r["tokens"], c)].sum(axis=-1) for c in candidates])  # 2 × (L, H)
+        a = r["attentions"][:, :, q]  # (L, H, T) 代词这一行
+        rows.append([a[..., find_word(r["tokens"], c)].sum(axis=-1) for c in candidates])  # 2 × (L, H)
     return PronounTable(tuple(" ".join(r["tokens"]) for r in results), tuple(expected), tuple(candidates),
                         np.array(rows))
 

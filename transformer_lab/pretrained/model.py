@@ -184,7 +184,7 @@ _READERS = {"bert-safetensors": _bert_safetensors, "e5s1-q4": _e5s1_q4}
 _CACHE: dict[tuple, PretrainedModel] = {}
 
 
-def load(name: str | ModelInfo, models_dir: str | Path | None = None) -> PretrainedModel:
+def load(name: str | ModelInfo, models_dir: str | Path | None = None, reuse: bool = True) -> PretrainedModel:
     """载入一个真模型：核对 wheel 的 sha256，从 zip 里读出权重和词表，摆成本书的约定。
 
     Parameters
@@ -193,11 +193,13 @@ def load(name: str | ModelInfo, models_dir: str | Path | None = None) -> Pretrai
         模型的名字（``registry.MODELS`` 里的键），或者一份自己写的 ``ModelInfo``（测试用的小模型）。
     models_dir : path, optional
         wheel 所在的目录，默认 ``registry.models_dir()``（仓库根目录的 ``.models/``）。
+    reuse : bool, default True
+        同一进程里同一个文件（路径、大小、修改时间都没变）只读一次，之后返回同一个对象；
+        ``False`` 时总是重新读（测载入要多久时用）。sha256 每次都核对。
 
     Returns
     -------
     PretrainedModel
-        同一进程里同一个文件（路径、大小、修改时间都没变）只读一次，之后返回同一个对象。
 
     Raises
     ------
@@ -213,7 +215,7 @@ def load(name: str | ModelInfo, models_dir: str | Path | None = None) -> Pretrai
     path = verify_wheel(info, None if models_dir is None else Path(models_dir))
     stat = path.stat()
     key = (info, str(path), stat.st_size, stat.st_mtime_ns)
-    if key not in _CACHE:
+    if key not in _CACHE or not check.boolean(reuse, "reuse"):
         with zipfile.ZipFile(path) as z:
             _CACHE[key] = _READERS[info.format](info, z)
     return _CACHE[key]

@@ -43,7 +43,7 @@ PROBE_ZH = (
 SIMILARITY_EN = (
     "A cat is sleeping on the sofa.",
     "The kitten naps on the couch.",
-    "A small dog is playing in the garden.",
+    "A sleepy cat is lying on the sofa.",
     "It will rain heavily tomorrow.",
     "The forecast says there will be a storm.",
     "The sun is shining and the sky is clear.",
@@ -57,7 +57,7 @@ SIMILARITY_EN = (
 SIMILARITY_ZH = (
     "一只猫在沙发上睡觉。",
     "小猫在长椅上打盹。",
-    "一只小狗在花园里玩。",
+    "沙发上躺着一只犯困的猫。",
     "明天会下大雨。",
     "天气预报说有暴风雨。",
     "阳光明媚，天空很晴朗。",

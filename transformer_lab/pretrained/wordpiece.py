@@ -8,12 +8,13 @@
     2. WordPiece：对每个词从左往右，每次取词表里能找到的**最长**前缀 (greedy longest-match)；
        不是词首的小块前面加 "##"（playing → play ##ing）。有一段怎么也找不到，整个词记作 [UNK]。
 
-最后在句首加 [CLS]、句尾加 [SEP]。文本里原样写出的 "[CLS]" 之类不当特殊词元，只当普通文字切。
-本模块只依赖标准库。
+最后在句首加 [CLS]、句尾加 [SEP]。文本里原样写出的特殊词元（"[SEP]"、"[MASK]" 这样，大小写也一样）
+不拆开，直接当那个特殊词元。本模块只依赖标准库。
 """
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from collections.abc import Sequence
 
@@ -84,8 +85,8 @@ def basic_tokenize(text: str, lowercase: bool = True) -> list[str]:
     """
     words = []
     for word in _clean(text).split():
-        if lowercase:
-            word = _strip_accents(word.lower())
+        if lowercase:  # 逐个字符转小写：词尾的 Σ 也是 σ（整词的 str.lower() 会把它变成 ς）
+            word = _strip_accents("".join(ch.lower() for ch in word))
         words += _split_punctuation(word)
     return words
 
@@ -119,6 +120,8 @@ class WordPiece:
             raise ValueError(f"vocab 里缺少特殊词元 {'、'.join(missing)}：BERT 的词表必须有 [CLS]、[SEP]、[UNK]。")
         self.lowercase, self.max_chars = lowercase, max_chars
         self.cls, self.sep, self.unk = "[CLS]", "[SEP]", "[UNK]"
+        specials = [t for t in ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]") if t in self.ids]
+        self._specials = re.compile("(" + "|".join(re.escape(t) for t in specials) + ")")
 
     def split_word(self, word: str) -> list[str]:
         """第 2 步：一个词按“最长匹配”切成词表里的小块；切不动时整个词是 [UNK]。"""
@@ -140,7 +143,10 @@ class WordPiece:
         """整句分词：[CLS] + 每个词的 WordPiece 小块 + [SEP]。"""
         if not isinstance(text, str):
             raise TypeError(f"text 必须是字符串，收到的是 {type(text).__name__}。")
-        return [self.cls, *(p for w in basic_tokenize(text, self.lowercase) for p in self.split_word(w)), self.sep]
+        tokens = []
+        for i, part in enumerate(self._specials.split(text)):  # 奇数位置是文本里原样写出的特殊词元
+            tokens += [part] if i % 2 else [p for w in basic_tokenize(part, self.lowercase) for p in self.split_word(w)]
+        return [self.cls, *tokens, self.sep]
 
     def token_ids(self, text: str) -> list[int]:
         """整句分词后的编号。"""
