@@ -43,6 +43,10 @@ def test_pronoun_table_on_designed_heads():
     s = table.summary()
     assert s["heads"] == 4 and s["correct_per_sentence"] == [2, 1] and s["resolving"] == 1 and s["best_head"] == (1, 0)
     assert s["best_worst_share"] == pytest.approx((0.8 + 0.2 / 12) / (0.8 + 0.4 / 12))
+    np.testing.assert_allclose(table.mass[:, 1, 0], 0.8 + 0.4 / 12, rtol=1e-6)  # 两个候选词一共分到的
+    np.testing.assert_allclose(table.mass[:, 0, 0], 2 / 12, rtol=1e-6)  # 平均的头：每个词 1/12
+    assert table.resolving_heads(min_mass=0.9) == [] and s["resolving_attentive"] == 1
+    assert s["best_mass"] == pytest.approx(0.8 + 0.4 / 12, rel=1e-6)
 
 
 def test_the_resolving_check_can_fail():
@@ -84,8 +88,19 @@ def test_pronoun_table_on_minilm_equals_a_plain_loop(minilm):  # noqa: F811
     assert table.resolving_heads() == resolving
     s = table.summary()
     print(f"it → animal/street：每句指对的头 {s['correct_per_sentence']} / {s['heads']}，两句都对 {s['resolving']} 个，"
-          f"最稳的 {s['best_head']}（最差一句 {s['best_worst_share']:.2f}）")
+          f"其中每句都给两个候选词 ≥ 10% 注意力的 {s['resolving_attentive']} 个；"
+          f"最稳的 {s['best_head']}（最差一句 {s['best_worst_share']:.2f}，只给两词 {s['best_mass']:.3f}）")
     assert s["heads"] == 72 and 0 <= s["resolving"] <= 72
+
+
+def test_first_layer_share_cannot_see_the_last_word(minilm):  # noqa: F811
+    """第 1 层里 it 的查询、animal 和 street 的键都只由词本身和位置决定，与句末的 tired / wide 无关，
+    所以 softmax 里两者之比 e^{s_animal} / e^{s_street} 也无关：两句的比例完全一样。从第 2 层起上下文才流进来。"""
+    results = [minilm.run(t) for t, _ in sentences.PRONOUN_CASES_EN]
+    table = measures.pronoun_table(results, [e for _, e in sentences.PRONOUN_CASES_EN], "it", ("animal", "street"))
+    change = np.abs(table.share[0] - table.share[1])  # (L, H)
+    assert change[0].max() < 1e-5  # 第 1 层：只差 float32 的舍入
+    assert change[1:].max() > 0.1  # 之后的层：真的变了
 
 
 def test_sinks_and_positional_heads_on_minilm_equal_a_plain_loop(minilm):  # noqa: F811

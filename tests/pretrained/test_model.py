@@ -167,7 +167,9 @@ ERROR_CASES = [
     ("empty-text", lambda m: m.run("   "), ValueError, r"text 不能是空串"),
     ("text-type", lambda m: m.tokenize(["the"]), TypeError, r"text 必须是字符串，收到的是 list"),
     ("too-long", lambda m: m.run("the " * 20), ValueError, r"分词后有 22 个词元，超过了模型的位置上限 16"),
-    ("texts-type", lambda m: m.sentence_vectors([]), TypeError, r"texts 必须是一句话.*非空的字符串列表"),
+    ("texts-type", lambda m: m.sentence_vectors({"a"}), TypeError, r"texts 必须是一句话（字符串）或字符串的列表.*set"),
+    ("texts-empty", lambda m: m.sentence_vectors([]), ValueError, r"texts 不能是空列表"),
+    ("reuse-type", lambda m: load("all-MiniLM-L6-v2", reuse="no"), TypeError, r"reuse 必须是 bool"),
 ]
 
 

@@ -106,22 +106,33 @@ class PronounTable:
         first_is_right = np.array([e == self.candidates[0] for e in self.expected])[:, None, None]
         return np.where(first_is_right, self.share, 1 - self.share)
 
-    def resolving_heads(self) -> list[tuple[int, int]]:
-        """每一句都“指对了”的头 (层, 头)：它的指向随句子的意思改变，而不只是偏爱某一个词。"""
-        return [(int(layer), int(h)) for layer, h in np.argwhere((self.right_share > 0.5).all(axis=0))]
+    @property
+    def mass(self) -> np.ndarray:
+        """(N, L, H)：代词一共把多少注意力给了这两个候选词。比例 ``share`` 只比两者谁多，
+        这里看这个头到底有没有在看它们：0.007 对 0.003 也是 “七三开”，但这个头其实几乎不看这两个词。"""
+        return self.weights.astype(np.float64).sum(axis=1)
 
-    def summary(self) -> dict[str, object]:
+    def resolving_heads(self, min_mass: float = 0.0) -> list[tuple[int, int]]:
+        """每一句都“指对了”的头 (层, 头)：它的指向随句子的意思改变，而不只是偏爱某一个词。
+        ``min_mass`` > 0 时还要求每一句里这个头至少把这么多注意力给了两个候选词。"""
+        ok = ((self.right_share > 0.5) & (self.mass >= min_mass)).all(axis=0)  # (L, H)
+        return [(int(layer), int(h)) for layer, h in np.argwhere(ok)]
+
+    def summary(self, min_mass: float = 0.1) -> dict[str, object]:
         """给正文用的几个数。
 
         ``heads`` 头的总数；``correct_per_sentence`` 每一句里指对的头数；``resolving`` 句句都指对的头数；
+        ``resolving_attentive`` 其中每句都至少把 ``min_mass`` 的注意力给了两个候选词的头数；
         ``best_head`` 最差那一句也指得最对的头 (层, 头)，``best_worst_share`` 是它在最差那一句里给实际所指的比例
-        （≤ 0.5 就说明没有一个头句句都指对）。
+        （≤ 0.5 就说明没有一个头句句都指对），``best_mass`` 是它在各句里给两个候选词的注意力之和的最小值。
         """
         L, H = self.weights.shape[2:]
         worst = self.right_share.min(axis=0)  # (L, H) 每个头最差的那一句
         best = tuple(int(i) for i in np.unravel_index(np.argmax(worst), worst.shape))
         return {"heads": L * H, "correct_per_sentence": [int(c.sum()) for c in self.right_share > 0.5],
-                "resolving": len(self.resolving_heads()), "best_head": best, "best_worst_share": float(worst[best])}
+                "resolving": len(self.resolving_heads()), "resolving_attentive": len(self.resolving_heads(min_mass)),
+                "best_head": best, "best_worst_share": float(worst[best]),
+                "best_mass": float(self.mass[:, best[0], best[1]].min())}
 
 
 def pronoun_table(results: Sequence[Mapping], expected: Sequence[str], pronoun: str,

