@@ -10,7 +10,8 @@
 
 顶层直接导出 ``core`` 里常用的函数，以及 ``lessons`` 各模块的短名字（``tl.toy_sentences``……），
 让 notebook 里的代码保持简短。画图 ``tl.plotting`` 与交互图 ``tl.explore`` 按需加载
-（第一次访问时才导入 matplotlib / ipywidgets）。
+（第一次访问时才导入 matplotlib / ipywidgets）；第 10 章的真模型 ``tl.pretrained``（``pretrained/``，
+只依赖 ``core``）也是第一次访问时才导入。
 """
 
 from __future__ import annotations
@@ -102,11 +103,12 @@ __all__ = [
     # 按需加载
     "plotting",
     "explore",
+    "pretrained",
 ]
 
 __version__ = "0.2.0"
 
-_LAZY = {"plotting": ".plot", "explore": ".explore"}
+_LAZY = {"plotting": ".plot", "explore": ".explore", "pretrained": ".pretrained"}
 _RENAMED = {  # 改过名的公开名字 → 现在的位置（旧名字给出中文提示，而不是英文的 AttributeError）
     "chapter_rnn": "tl.random_rnn（同样的参数，同样的结果）",
     "decode_multiply_adds": "tl.costs.decode_multiply_adds（所有数数都在 tl.costs 里）",
@@ -133,7 +135,7 @@ def self_test(chapter: int | None = None):
 
 
 def __getattr__(name: str):
-    """按需导入 plotting / explore，让只用数学函数的代码不必加载 matplotlib。"""
+    """按需导入 plotting / explore / pretrained，让只用数学函数的代码不必加载 matplotlib，也不必读模型文件。"""
     if name in _LAZY:
         return importlib.import_module(_LAZY[name], __name__)
     if name in _RENAMED:
