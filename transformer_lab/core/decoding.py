@@ -130,7 +130,8 @@ def next_token_probs(
     if k is None and (p is None or p == 1):
         return probs  # 不筛
     order = np.argsort(-x, axis=-1, kind="stable")  # (..., V) 名次：按原始打分从高到低，并列时编号小的在前
-    rank = np.argsort(order, axis=-1, kind="stable")  # (..., V) 每个词排第几（0 = 第 1 名）
+    rank = np.empty_like(order)  # (..., V) 每个词排第几（0 = 第 1 名）：order 的逆排列
+    np.put_along_axis(rank, order, np.broadcast_to(np.arange(V), order.shape), axis=-1)  # 写进新数组
     if k is not None:
         probs = _renormalize(probs, rank < k)  # (..., V) 只留前 k 名
     if p is not None and p < 1:
