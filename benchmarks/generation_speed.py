@@ -7,9 +7,11 @@
    每一步的概率相差不到 1e-12，再测用时之比（目标 ≥ 10×）。提示词短（3 个字）和长（56 个字：考题里的一段）各测一次，
    另外测一次采样（温度 0.8、top_p 0.9，同一个种子）。
 
-    python benchmarks/generation_speed.py
+    python benchmarks/generation_speed.py              # 两项都测
+    python benchmarks/generation_speed.py --no-train   # 只测生成（用硬盘上存好的 tl.runs.gpt()）
 """
 
+import sys
 import time
 
 import _harness  # noqa: F401  单核（须在导入 NumPy 之前）
@@ -53,7 +55,7 @@ def compare(params, prompt, label, **sampling):
 
 
 def main():
-    run = train_once()
+    run = runs.gpt() if "--no-train" in sys.argv[1:] else train_once()
     params, chars = run["checkpoints"][-1], run["chars"]
     _, test = corpus.held_out_split(corpus.load_corpus())
     long_prompt = test.replace("\n", "")[:56]

@@ -38,7 +38,7 @@ from .lessons import (costs, dependency_graph, geometry, library, long_context, 
                       toy_lexicon, toy_sentences)
 from .lessons import head_shapes, head_training, learned_glasses
 from .lessons import deep_stack, layer_story, optim, runs, tiny_transformer
-from .lessons import corpus, generation, tiny_gpt
+from .lessons import corpus, generation, gpt_myths, tiny_gpt
 
 __all__ = [
     # core：论文本身
@@ -103,6 +103,7 @@ __all__ = [
     "corpus",
     "tiny_gpt",
     "generation",
+    "gpt_myths",
     # 全书自测（和网站上的自测页同一份题库）
     "self_test",
     # 按需加载

@@ -76,6 +76,14 @@ def test_gatherer_reproduces_the_expected_prose_from_a_small_notebook(tmp_path):
     assert corpus.gather_prose([first]) == corpus.gather_prose([str(first)]) == FIXTURE_TEXT + "\n"  # 同样的输入，同样的文字
 
 
+def test_write_snapshot_takes_the_chapter_notebooks_of_a_folder(tmp_path):
+    write_notebook(tmp_path / "01_a.ipynb", FIXTURE_CELLS)
+    write_notebook(tmp_path / "index.ipynb", [("markdown", "不是章节，不要。")])
+    out = corpus.write_snapshot(tmp_path, tmp_path / "out.txt")
+    assert out.read_text(encoding="utf-8") == FIXTURE_TEXT + "\n"
+    check_error(lambda: corpus.write_snapshot(tmp_path / "空的", tmp_path / "x.txt"), ValueError, "paths 是空的")
+
+
 def test_the_gatherer_check_can_fail(tmp_path):
     first = write_notebook(tmp_path / "01_a.ipynb", FIXTURE_CELLS[:1] + [("markdown", "多了一段。")])
     assert corpus.gather_prose([first]) != FIXTURE_TEXT + "\n"

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import transformer_lab as tl
-from transformer_lab.lessons import corpus, generation, runs, tiny_gpt
+from transformer_lab.lessons import corpus, generation, gpt_myths, runs, tiny_gpt
 
 
 @pytest.fixture(scope="module")
@@ -46,7 +46,7 @@ def _written(run, i):
 def test_samples_go_from_gibberish_to_characters_to_words(run, texts):
     common = {c for c, _ in Counter(texts["train"]).most_common(200)}
     share = [np.mean([c in common for s in _written(run, i) for c in s]) for i in range(len(run["checkpoints"]))]
-    pairs = [np.mean([generation.ngram_overlap(s, texts["train"], 2) for s in _written(run, i)])
+    pairs = [np.mean([gpt_myths.ngram_overlap(s, texts["train"], 2) for s in _written(run, i)])
              for i in range(len(run["checkpoints"]))]
     assert share[0] < 0.35 and min(share[2:]) > 0.7  # 随机的生僻字 → 常用字
     assert pairs[0] < 0.1 and pairs[2] < pairs[-1] and pairs[-1] > 0.7  # 两个字连在一起也是书里见过的"词"
@@ -67,16 +67,16 @@ def test_greedy_decoding_falls_into_a_loop_sampling_does_not(run):
     params, chars = run["checkpoints"][-1], run["chars"]
     for prompt in runs.GPT_PROMPTS:
         greedy = generation.generate_text(params, chars, prompt, 200)
-        assert generation.find_loop(greedy) is not None, greedy
+        assert gpt_myths.find_loop(greedy) is not None, greedy
     sampled = [generation.generate_text(params, chars, "注意力", 200, np.random.default_rng(s), temperature=1.0)
                for s in range(3)]
-    assert all(generation.find_loop(s) is None for s in sampled)
+    assert all(gpt_myths.find_loop(s) is None for s in sampled)
 
 
 def test_the_model_does_not_copy_the_book(run, texts):
     params, chars = run["checkpoints"][-1], run["chars"]
     written = "".join(generation.generate_text(params, chars, "注意力", 200, np.random.default_rng(s), temperature=1.0)[3:]
                       for s in range(3))
-    held_out = generation.ngram_overlap(texts["test"], texts["train"], 8)  # 同一位作者没读过的正文
-    assert generation.ngram_overlap(written, texts["train"], 8) < held_out  # 模型写的连 8 个字的重合都比它少
-    assert len(generation.longest_copy(written, texts["train"])) < 20
+    held_out = gpt_myths.ngram_overlap(texts["test"], texts["train"], 8)  # 同一位作者没读过的正文
+    assert gpt_myths.ngram_overlap(written, texts["train"], 8) < held_out  # 模型写的连 8 个字的重合都比它少
+    assert len(gpt_myths.longest_copy(written, texts["train"])) < 20

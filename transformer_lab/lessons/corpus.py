@@ -8,9 +8,9 @@
 HTML 标签、``:::{dropdown}`` 这类指令的外壳），每段一行，各章之间空一行。同样的 notebook 总是得到同样的文字。
 
 训练用的是它的一份**存档** ``transformer_lab/data/book_corpus.txt``（``load_corpus``），而不是每次现取：
-以后改了正文，训练出来的模型不会悄悄跟着变。重新生成存档::
+以后改了正文，训练出来的模型不会悄悄跟着变。想让模型读到新的正文，在仓库根目录重新生成存档（再提交它）::
 
-    python -m transformer_lab.lessons.corpus notebooks transformer_lab/data/book_corpus.txt
+    python -c "import transformer_lab as tl; tl.corpus.write_snapshot('notebooks')"
 
 ``held_out_split`` 把每一章的最后 10% 留作考题（模型训练时从没见过），``vocabulary``/``encode``/``decode``
 在字和编号之间来回换（一个字一个编号：字符级 (character level)）。本模块只依赖 NumPy 和标准库。
@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import json
 import re
-import sys
 from collections.abc import Iterable
 from functools import cache
 from pathlib import Path
@@ -29,7 +28,7 @@ import numpy as np
 
 from .. import _validation as check
 
-__all__ = ["clean_markdown", "gather_prose", "load_corpus", "SNAPSHOT", "chapters", "held_out_split",
+__all__ = ["clean_markdown", "gather_prose", "write_snapshot", "load_corpus", "SNAPSHOT", "chapters", "held_out_split",
            "vocabulary", "encode", "decode", "HAN"]
 
 SNAPSHOT = Path(__file__).resolve().parents[1] / "data" / "book_corpus.txt"
@@ -129,6 +128,14 @@ def gather_prose(paths: Iterable[str | Path]) -> str:
     return "\n\n".join(p for p in parts if p) + "\n"
 
 
+def write_snapshot(folder: str | Path, path: str | Path = SNAPSHOT) -> Path:
+    """把 ``folder`` 里各章 notebook（``0*.ipynb``，按文件名排序）的正文写进 ``path``（默认是随包发布的存档）。"""
+    files = sorted(Path(folder).glob("0*.ipynb"))
+    target = Path(path)
+    target.write_text(gather_prose(files), encoding="utf-8")
+    return target
+
+
 @cache
 def load_corpus() -> str:
     """随包发布的语料存档（``SNAPSHOT``，第 1–8 章的正文）。同一个进程里只读一次。"""
@@ -220,9 +227,3 @@ def decode(ids: np.ndarray, chars: str) -> str:
         raise TypeError(f"chars 必须是非空字符串（字表），收到的是 {check.describe(chars)}。")
     ids = check.token_ids(ids, "ids", len(chars))
     return "".join(chars[i] for i in ids.reshape(-1))
-
-
-if __name__ == "__main__":  # python -m transformer_lab.lessons.corpus notebooks transformer_lab/data/book_corpus.txt
-    folder, target = Path(sys.argv[1]), Path(sys.argv[2])
-    Path(target).write_text(gather_prose(sorted(folder.glob("0*.ipynb"))), encoding="utf-8")
-    print(f"写好了 {target}")

@@ -32,8 +32,8 @@ from ..core.loss import cross_entropy, cross_entropy_backward
 from .corpus import encode, held_out_split, load_corpus, vocabulary
 from .optim import Run, adam, train_loop
 
-__all__ = ["NUM_HEADS", "init_gpt", "layer_params", "sizes", "check_gpt", "check_tokens", "embed_unchecked", "embed_positions",
-           "output_vjp_unchecked", "output_logits", "hidden_states", "forward",
+__all__ = ["NUM_HEADS", "init_gpt", "layer_params", "sizes", "check_gpt", "check_tokens", "embed_unchecked",
+           "embed_positions", "output_vjp_unchecked", "output_logits", "hidden_states", "forward",
            "loss_and_grads", "mean_loss", "windows", "decaying_adam", "train"]
 
 NUM_HEADS = 4  # 头数不在参数里（它只决定怎样切 D 维），所以各函数都带着它，默认 4
@@ -102,7 +102,8 @@ def sizes(params: Mapping[str, np.ndarray]) -> dict[str, int]:
            "context": np.shape(params["pos_embed"])[0]}
     if np.shape(params["pos_embed"])[1] != D or np.shape(params["w_out"]) != (D, V):
         raise ValueError(f"params 的形状对不上：tok_embed {np.shape(params['tok_embed'])}、pos_embed "
-                         f"{np.shape(params['pos_embed'])}、w_out {np.shape(params['w_out'])}（应为 (V, D)、(context, D)、(D, V)）。")
+                         f"{np.shape(params['pos_embed'])}、w_out {np.shape(params['w_out'])}"
+                         "（应为 (V, D)、(context, D)、(D, V)）。")
     return out | {"parameters": int(sum(np.size(w) for w in params.values()))}
 
 
