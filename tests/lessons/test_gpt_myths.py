@@ -59,9 +59,9 @@ def test_find_loop_finds_a_planted_loop(head, unit, repeats):
 
 # ---------------------------------------------------------------- 误区 2：温度改了模型知道的东西？
 
-@given(st.lists(st.floats(-8, 8), min_size=2, max_size=10, unique=True))
+@given(st.lists(st.integers(-32, 32), min_size=2, max_size=10, unique=True))
 def test_temperature_changes_the_probabilities_not_the_ranking(values):
-    logits = np.array(values)
+    logits = np.array(values) / 4  # 打分至少差 0.25：概率不会因为舍入而并列
     before = logits.copy()
     out = myths.temperature_effect(logits, [0.3, 0.7, 1.0, 2.0, 5.0])
     assert all(row.tolist() == out["ranking"][0].tolist() for row in out["ranking"])  # 名次不变

@@ -1,6 +1,7 @@
 """lessons/tiny_gpt.py：小 GPT 的前向、梯度（对中心差分）、整段平均损失（对逐位置的参考写法）、训练的确定性与报错。
 训练好的那一次（runs.gpt）在 tests/lessons/test_gpt_run.py 里。"""
 
+import inspect
 import math
 
 import numpy as np
@@ -102,6 +103,18 @@ def test_training_is_deterministic_and_learns_a_tiny_text():
     assert a["chars"] == tl.corpus.vocabulary(TEXT) and a["num_heads"] == 2
     assert a["train_loss"][-1] < a["train_loss"][0] - 1.0  # 训练文字上的损失明显下降
     assert gpt.sizes(a["checkpoints"][-1])["vocab_size"] == len(a["chars"])
+
+
+def test_train_defaults_are_the_chapter_settings():
+    defaults = {k: v.default for k, v in inspect.signature(gpt.train).parameters.items() if k not in ("rng", "text")}
+    assert defaults == tl.runs.GPT  # tl.tiny_gpt.train(default_rng(0)) 就是 tl.runs.gpt() 的那次训练
+
+
+def test_learning_rate_decays_linearly_to_a_tenth():
+    step = gpt.decaying_adam(0.01, steps=100)
+    assert [step.lr_at(t) for t in (0, 50, 100, 150)] == pytest.approx([0.01, 0.0055, 0.001, 0.001])
+    new, state = step({"w": np.array([1.0])}, {"w": np.array([3.0])}, {})
+    assert new["w"][0] == pytest.approx(0.99, abs=1e-6) and state["t"] == 1  # 第一步：走 lr，与梯度大小无关
 
 
 def test_divergence_stops_with_a_chinese_message():
