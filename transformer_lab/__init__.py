@@ -19,6 +19,7 @@ from __future__ import annotations
 import importlib
 
 from .core.attention import causal_mask, scaled_dot_product_attention, scaled_dot_product_attention_backward
+from .core.decoding import next_token_probs
 from .core.embedding import embed, embedding_backward
 from .core.encoder import encoder_layer, encoder_layer_backward, encoder_layer_steps, init_encoder_params
 from .core.feed_forward import feed_forward, feed_forward_backward
@@ -38,6 +39,7 @@ from .lessons import (costs, dependency_graph, geometry, library, long_context, 
                       toy_lexicon, toy_sentences)
 from .lessons import head_shapes, head_training, learned_glasses
 from .lessons import deep_stack, layer_story, optim, runs, tiny_transformer
+from .lessons import corpus, generation, gpt_myths, tiny_gpt
 
 __all__ = [
     # core：论文本身
@@ -67,6 +69,7 @@ __all__ = [
     "encoder_layer",
     "encoder_layer_steps",
     "init_encoder_params",
+    "next_token_probs",
     # core：反向传播（本书自己手写的梯度）
     "softmax_backward",
     "linear_backward",
@@ -98,6 +101,10 @@ __all__ = [
     "tiny_transformer",
     "optim",
     "runs",
+    "corpus",
+    "tiny_gpt",
+    "generation",
+    "gpt_myths",
     # 全书自测（和网站上的自测页同一份题库）
     "self_test",
     # 按需加载
