@@ -15,6 +15,7 @@ import importlib.util
 import inspect
 import pkgutil
 import re
+import sys
 from functools import cache
 from pathlib import Path
 from types import CodeType
@@ -61,7 +62,11 @@ def error_tables() -> dict[str, list]:
         if re.search(r"^ERROR_CASES\s*=", path.read_text(encoding="utf-8"), re.M):
             spec = importlib.util.spec_from_file_location("_error_table_of_" + re.sub(r"\W", "_", rel), path)
             module = importlib.util.module_from_spec(spec)
-            spec.loader.exec_module(module)
+            sys.path.insert(0, str(path.parent))  # 和 pytest 导入它时一样：同目录的辅助模块能导入
+            try:
+                spec.loader.exec_module(module)
+            finally:
+                sys.path.remove(str(path.parent))
             tables[rel] = module.ERROR_CASES
     return tables
 

@@ -110,6 +110,26 @@ def test_without_residual_the_layer_is_the_parts_composed_by_hand(norm_first, ma
     assert not np.allclose(out, encoder_layer(x, p, 2, mask=mask, norm_first=norm_first)[0])  # 残差真的被去掉了
 
 
+@NORMS
+def test_gelu_layer_is_the_parts_composed_by_hand(norm_first):
+    """activation="gelu"（BERT 一族）：与用 feed_forward(activation="gelu") 手接的一层相同，且与 ReLU 的不同。"""
+    rng = np.random.default_rng(4)
+    p, x = random_params(rng, D, D_FF), rng.normal(size=(T, D))
+    a, weights = tl.multi_head_attention(x if not norm_first else tl.layer_norm(x, p["ln1_gamma"], p["ln1_beta"]),
+                                         p["w_q"], p["w_k"], p["w_v"], p["w_o"], 2,
+                                         b_q=p["b_q"], b_k=p["b_k"], b_v=p["b_v"], b_o=p["b_o"])
+    ffn = lambda a_: tl.feed_forward(a_, p["w_1"], p["b_1"], p["w_2"], p["b_2"], activation="gelu")  # noqa: E731
+    if norm_first:
+        h = x + a
+        expected = h + ffn(tl.layer_norm(h, p["ln2_gamma"], p["ln2_beta"]))
+    else:
+        h = tl.layer_norm(x + a, p["ln1_gamma"], p["ln1_beta"])
+        expected = tl.layer_norm(h + ffn(h), p["ln2_gamma"], p["ln2_beta"])
+    out, _ = encoder_layer(x, p, 2, norm_first=norm_first, activation="gelu")
+    np.testing.assert_allclose(out, expected, rtol=1e-12, atol=1e-12)
+    assert not np.allclose(out, encoder_layer(x, p, 2, norm_first=norm_first)[0])  # 激活函数真的换了
+
+
 def test_post_and_pre_ln_differ():
     rng = np.random.default_rng(2)
     x, p = rng.normal(size=(T, D)), random_params(rng, D, D_FF)
@@ -165,12 +185,13 @@ def test_init_encoder_params():
 
 # ---------------------------------------------------------------- 反向：对中心差分
 
-def _check_all_grads(x, p, H, mask, norm_first, g, residual=True):
-    grads = encoder_layer_backward(x, p, g, H, mask=mask, norm_first=norm_first, residual=residual)
+def _check_all_grads(x, p, H, mask, norm_first, g, residual=True, activation="relu"):
+    options = dict(mask=mask, norm_first=norm_first, residual=residual, activation=activation)
+    grads = encoder_layer_backward(x, p, g, H, **options)
     assert list(grads) == ["x", *PARAM_KEYS]
 
     def loss(x_, p_):
-        return np.sum(encoder_layer(x_, p_, H, mask=mask, norm_first=norm_first, residual=residual)[0] * g)
+        return np.sum(encoder_layer(x_, p_, H, **options)[0] * g)
 
     assert_gradients_close(grads["x"], numeric_gradient(lambda a: loss(a, p), x), name="x")
     np.testing.assert_allclose(grads["b_k"], 0, atol=1e-12)  # 键的偏置给一行分数加同一个数，softmax 不变：梯度恰为 0
@@ -201,6 +222,16 @@ def test_encoder_layer_backward_without_residual_matches_finite_differences(norm
     p = random_params(rng, D_, d_ff)
     x, g = rng.normal(size=(*lead, T_, D_)), rng.normal(size=(*lead, T_, D_))
     _check_all_grads(x, p, H, tl.causal_mask(T_) if causal else None, norm_first, g, residual=False)
+
+
+@NORMS
+@settings(max_examples=4)
+@given(st.integers(0, 10**6))
+def test_encoder_layer_backward_with_gelu_matches_finite_differences(norm_first, seed):
+    rng = np.random.default_rng(seed)
+    p = random_params(rng, 4, 6)
+    x, g = rng.normal(size=(3, 4)), rng.normal(size=(3, 4))
+    _check_all_grads(x, p, 2, None, norm_first, g, activation="gelu")
 
 
 def test_post_ln_gradient_of_a_uniform_shift_is_zero_and_beta2_counts_positions():
@@ -288,6 +319,8 @@ def params_with(**changes):
 
 
 ERROR_CASES = [
+    ("layer-activation-unknown", layer(activation="tanh"), VE, r"activation.*'tanh'.*relu.*gelu"),
+    ("backward-activation-type", backward(activation=None), TE, r"activation"),
     # ---- encoder_layer：params
     ("layer-params-missing-key", layer(params=params_with(w_1=None)), VE, r"params 的键不对：缺少 w_1。.*w_q, w_k"),
     ("layer-params-extra-key", layer(params=params_with(w_3=np.ones((4, 4)))), VE, r"params 的键不对：多出 w_3"),

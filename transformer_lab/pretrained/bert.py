@@ -4,8 +4,8 @@ BERT（以及它的小个子 MiniLM、多语言的 e5-small）就是第 8 章的
 前面加一层嵌入；唯一的不同是前馈网络的激活函数用 GELU::
 
     x₀ = LN(词嵌入[ids] + 位置嵌入[0..T-1] + 句子类型嵌入[0])            (嵌入层，ε 用模型自己的 1e-12)
-    对每一层 ℓ = 1..L：
-        a = MultiHead(x)                      (12 个头，Q/K/V/O 都带偏置)
+    对每一层 ℓ = 1..L（就是 ``encoder_layer(x, p, H, eps=ε, activation="gelu")``）：
+        a = MultiHead(x)                      (Q/K/V/O 都带偏置)
         h = LN₁(x + a)
         x = LN₂(h + FFN_GELU(h))
 
@@ -26,10 +26,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..core.embedding import embed
-from ..core.encoder import PARAM_KEYS
-from ..core.feed_forward import feed_forward
+from ..core.encoder import PARAM_KEYS, encoder_layer
 from ..core.layer_norm import layer_norm
-from ..core.multihead import multi_head_attention
 
 __all__ = ["BertConfig", "BertWeights", "CHECKPOINT_NAMES", "EMBEDDING_NAMES", "layer_params", "forward",
            "mean_pool"]
@@ -124,12 +122,8 @@ def forward(weights: BertWeights, config: BertConfig, ids: np.ndarray) -> tuple[
          + embed(np.zeros(T, dtype=int), weights.token_type))  # (T, D) 第几句话（只有一句：全是 0）
     x = layer_norm(x, weights.ln_gamma, weights.ln_beta, config.eps)  # (T, D)
     hidden, attentions = [x], []
-    for p in weights.layers:
-        a, w = multi_head_attention(x, p["w_q"], p["w_k"], p["w_v"], p["w_o"], config.num_heads,
-                                    b_q=p["b_q"], b_k=p["b_k"], b_v=p["b_v"], b_o=p["b_o"])  # (T, D), (H, T, T)
-        h = layer_norm(x + a, p["ln1_gamma"], p["ln1_beta"], config.eps)  # (T, D)
-        f = feed_forward(h, p["w_1"], p["b_1"], p["w_2"], p["b_2"], activation="gelu")  # (T, D)
-        x = layer_norm(h + f, p["ln2_gamma"], p["ln2_beta"], config.eps)  # (T, D)
+    for p in weights.layers:  # 第 8 章的 encoder_layer，只是前馈网络用 GELU
+        x, w = encoder_layer(x, p, config.num_heads, eps=config.eps, activation="gelu")  # (T, D), (H, T, T)
         hidden.append(x)
         attentions.append(w)
     return np.stack(hidden), np.stack(attentions)  # (L + 1, T, D), (L, H, T, T)
