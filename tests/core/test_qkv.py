@@ -1,7 +1,8 @@
-"""core/qkv.py：Q、K、V 投影——第 3 章的手算例子、逐元素参考实现、线性性质、初始化的方差。"""
+"""core/qkv.py：Q、K、V 投影——第 3 章的手算例子、逐元素参考实现、线性性质、初始化的方差、文档里写明的报错。"""
 
 import numpy as np
 import pytest
+from conftest import error_table_test
 from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
@@ -101,3 +102,29 @@ def test_float32_input_stays_float32():
 
 def test_top_level_name_is_the_core_function():
     assert tl.qkv_projections is P.qkv_projections and tl.init_qkv_weights is P.init_qkv_weights
+
+
+# ---------------------------------------------------------------- 坏输入
+
+RNG = np.random.default_rng(0)
+ERROR_CASES = [
+    ("qkv-x-list", lambda: P.qkv_projections([[1.0, 2.0, 3.0]], W_Q, W_K, W_V), TypeError, r"x 必须是 NumPy 数组.*list"),
+    ("qkv-x-1d", lambda: P.qkv_projections(np.ones(3), W_Q, W_K, W_V), ValueError, r"x 至少要有 2 维.*shape=\(3,\)"),
+    ("qkv-x-nan", lambda: P.qkv_projections(np.full((2, 3), np.nan), W_Q, W_K, W_V), ValueError, r"x 含有 NaN"),
+    ("qkv-w_q-rows", lambda: P.qkv_projections(X, np.ones((4, 2)), W_K, W_V), ValueError,
+     r"w_q 的形状应为 \(D, 输出维数\) = \(3, 任意\).*\(4, 2\).*D=3"),
+    ("qkv-w_v-1d", lambda: P.qkv_projections(X, W_Q, W_K, np.ones(3)), ValueError, r"w_v 的形状应为.*\(3,\)"),
+    ("qkv-w_k-bool", lambda: P.qkv_projections(X, W_Q, np.ones((3, 2), bool), W_V), TypeError, r"w_k 的 dtype.*bool"),
+    ("qkv-d_k-mismatch", lambda: P.qkv_projections(X, W_Q, np.ones((3, 4)), W_V), ValueError,
+     r"w_q 与 w_k 的列数 \(d_k\) 必须相等.*w_q\.shape=\(3, 2\).*w_k\.shape=\(3, 4\)"),
+    ("qkv-overflow", lambda: P.qkv_projections(np.full((1, 3), 1e300), np.full((3, 2), 1e10), np.eye(3)[:, :2],
+                                               np.eye(3)), ValueError, r"x @ w_q 溢出"),
+    ("init-d_model-zero", lambda: P.init_qkv_weights(0, 2, np.random.default_rng()), ValueError, r"d_model 必须是正整数.*0"),
+    ("init-d_k-float", lambda: P.init_qkv_weights(4, 2.0, np.random.default_rng()), TypeError, r"d_k 必须是正整数.*float"),
+    ("init-d_v-negative", lambda: P.init_qkv_weights(4, 2, np.random.default_rng(), d_v=-1), ValueError,
+     r"d_v 必须是正整数.*-1"),
+    ("init-rng-int", lambda: P.init_qkv_weights(4, 2, 0), TypeError, r"rng 必须是 np\.random\.Generator.*int"),
+    ("init-qkv-too-big", lambda: P.init_qkv_weights(10**5, 10**5, RNG), ValueError,
+     r"d_model × max\(d_k, d_v\)=10000000000 太大"),
+]
+test_documented_errors = error_table_test(ERROR_CASES)

@@ -1,12 +1,15 @@
 """core/rnn.py：Elman RNN、正交循环权重、输入雅可比矩阵、第 1 章共用的随机 RNN。
 
-四类测试：书里手算的数、独立的参考实现（逐分量循环、有限差分、反向传播）、Hypothesis 性质、dtype 与不改输入。
+四类测试：书里手算的数、独立的参考实现（逐分量循环、中心差分、反向传播）、Hypothesis 性质、dtype 与不改输入，
+以及文档里写明的每一种报错。
 """
 
 import math
 
 import numpy as np
 import pytest
+from conftest import call, error_table_test
+from helpers.gradcheck import numeric_gradient
 from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
@@ -15,7 +18,6 @@ import transformer_lab as tl
 from transformer_lab.core import rnn
 
 # ---------------------------------------------------------------- rnn_forward
-
 
 
 def ref_rnn(x, w_xh, w_hh, b_h=None, h0=None):
@@ -108,7 +110,6 @@ def test_rnn_output_dtype(dtype, with_defaults, expected):
 # ---------------------------------------------------------------- 雅可比矩阵
 
 
-
 def test_jacobians_of_the_four_word_example_by_hand():
     x = np.array([[1.0], [0.0], [0.0], [0.0]])  # (T=4, d_in=1)
     states, jac = rnn.input_jacobians(x, np.array([[1.0]]), np.array([[0.5]]))
@@ -156,13 +157,10 @@ def test_jacobians_match_finite_differences(T, d_in, d_h, with_b, with_h0, linea
     forward = _linear_reference if linear else (lambda *a: tl.rnn_forward(*a))
     states, jac = rnn.input_jacobians(x, w_xh, w_hh, b_h=b_h, h0=h0, linear=linear)
     np.testing.assert_allclose(states, forward(x, w_xh, w_hh, b_h, h0), rtol=1e-12, atol=1e-14)
-    eps = 1e-6
+    fd = numeric_gradient(lambda a: forward(a, w_xh, w_hh, b_h, h0), x)  # (T, d_h, T, d_in)：∂h_t/∂x_s
     for s in range(T):
         for a in range(d_in):
-            nudge = np.zeros_like(x)
-            nudge[s, a] = eps
-            fd = (forward(x + nudge, w_xh, w_hh, b_h, h0) - forward(x - nudge, w_xh, w_hh, b_h, h0)) / (2 * eps)
-            np.testing.assert_allclose(jac[:, s, :, a], fd, rtol=1e-6, atol=1e-9)
+            np.testing.assert_allclose(jac[:, s, :, a], fd[:, :, s, a], rtol=1e-6, atol=1e-9)
 
 
 @pytest.mark.parametrize("T, d_in, d_h, with_b, with_h0", CASES, ids=str)
@@ -237,3 +235,54 @@ def test_random_rnn_memory_decays_faster_than_gain():
     influence = np.linalg.norm(jac[:, 0], ord=2, axis=(-2, -1))
     assert influence[-1] < 1e-6 * influence[0]
     assert (influence[-1] / influence[0]) ** (1 / 59) < 0.9  # tanh 的斜率让它比 g 还小
+
+
+# ---------------------------------------------------------------- 坏输入
+
+RNG = np.random.default_rng(0)
+JX, WX, WH = np.ones((3, 2)), np.ones((2, 4)), np.eye(4)  # 第 1 章雅可比矩阵的 x、W_xh (d_in=2, d_h=4)、W_hh
+VE, TE = ValueError, TypeError
+
+
+def rnn_fw(**kw):
+    args = dict(x=np.ones((4, 2)), w_xh=np.ones((2, 3)), w_hh=np.eye(3)) | kw
+    return lambda: tl.rnn_forward(**args)
+
+
+ERROR_CASES = [
+    # ---- rnn_forward
+    ("rnn-w_hh-not-square", rnn_fw(w_hh=np.ones((3, 2))), VE, r"w_hh 的形状应为 \(3, 3\).*\(3, 2\)"),
+    ("rnn-x-1d", rnn_fw(x=np.ones(2)), VE, r"x 至少要有 2 维.*shape=\(2,\)"),
+    ("rnn-x-3d", rnn_fw(x=np.ones((1, 4, 2))), VE, r"x 的形状应为 \(任意, 任意\).*\(1, 4, 2\)"),
+    ("rnn-w_xh-rows", rnn_fw(w_xh=np.ones((3, 3))), VE, r"w_xh 的形状应为 \(2, 任意\).*\(3, 3\).*d_in=2"),
+    ("rnn-h0-length", rnn_fw(h0=np.zeros(2)), VE, r"h0 的形状应为 \(3,?\).*\(2,\)"),
+    ("rnn-b_h-length", rnn_fw(b_h=np.zeros(4)), VE, r"b_h 的形状应为 \(3,?\).*\(4,\)"),
+    ("rnn-b_h-expected-shape-is-a-tuple", rnn_fw(b_h=np.zeros(4)), VE, r"b_h 的形状应为 \(3,\)"),
+    # ---- orthogonal_recurrent_weights
+    ("orth-d_h-0", lambda: rnn.orthogonal_recurrent_weights(0, 1.0, RNG), ValueError, r"d_h 必须是正整数.*0"),
+    ("orth-gain-0", lambda: rnn.orthogonal_recurrent_weights(3, 0.0, RNG), ValueError, r"gain 必须是有限的正实数.*0\.0"),
+    ("orth-gain-inf", lambda: rnn.orthogonal_recurrent_weights(3, np.inf, RNG), ValueError, r"gain .*inf"),
+    ("orth-gain-str", lambda: rnn.orthogonal_recurrent_weights(3, "1", RNG), TypeError, r"gain 必须是正实数.*'1'"),
+    ("orth-rng-int", lambda: rnn.orthogonal_recurrent_weights(3, 1.0, 0), TypeError,
+     r"rng 必须是 np\.random\.Generator.*int"),
+    ("orthogonal-too-big", call(rnn.orthogonal_recurrent_weights, 10**5, 1.0, RNG), VE, r"d_h × d_h=10000000000 太大"),
+    # ---- input_jacobians
+    ("jac-x-list", lambda: rnn.input_jacobians(JX.tolist(), WX, WH), TypeError, r"x 必须是 NumPy 数组.*list"),
+    ("jac-w_hh-shape", lambda: rnn.input_jacobians(JX, WX, np.ones((4, 3))), ValueError,
+     r"w_hh 的形状应为 \(4, 4\).*\(4, 3\)"),
+    ("jac-w_xh-rows", lambda: rnn.input_jacobians(JX, np.ones((3, 4)), WH), ValueError, r"w_xh 的形状应为 \(2, 任意\)"),
+    ("jac-x-nan", lambda: rnn.input_jacobians(np.full((3, 2), np.nan), WX, WH), ValueError, r"x 含有 NaN"),
+    ("jac-h0-linear", lambda: rnn.input_jacobians(JX, WX, WH, h0=np.zeros(3), linear=True), ValueError,
+     r"h0 的形状应为"),
+    ("rnn-linear-overflow", call(rnn.input_jacobians, np.ones((40, 1)), np.ones((1, 1)), np.full((1, 1), 1e10),
+                                 linear=True), VE, r"linear=True.*溢出"),
+    ("rnn-linear-not-bool", call(rnn.input_jacobians, JX, WX, WH, linear="no"), TE, r"linear 必须是 bool.*'no'"),
+    ("jacobians-too-big", call(rnn.input_jacobians, np.ones((3000, 4)), np.ones((4, 16)), np.eye(16)), VE,
+     r"T² × d_h × d_in=576000000 太大"),
+    # ---- random_rnn（第 1 章共用的随机 RNN）
+    ("random_rnn-T-0", call(tl.random_rnn, 0, 4, 16, RNG), VE, r"T 必须是正整数.*0"),
+    ("random_rnn-d_h-float", call(tl.random_rnn, 3, 4, 16.0, RNG), TE, r"d_h 必须是正整数.*float 16\.0"),
+    ("random_rnn-rng-int", call(tl.random_rnn, 3, 4, 16, 1), TE, r"rng 必须是 np\.random\.Generator.*int"),
+    ("random-rnn-too-big", call(rnn.random_rnn, 10**9, 4, 16, RNG), VE, r"最大的数组=4000000000 太大"),
+]
+test_documented_errors = error_table_test(ERROR_CASES)

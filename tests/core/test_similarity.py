@@ -1,9 +1,10 @@
-"""core/similarity.py：点积与余弦相似度（第 3 章"射箭打靶"的两把尺子）。"""
+"""core/similarity.py：点积与余弦相似度（第 3 章"射箭打靶"的两把尺子），以及文档里写明的报错。"""
 
 import math
 
 import numpy as np
 import pytest
+from conftest import call, error_table_test
 from hypothesis import assume, given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
@@ -70,3 +71,14 @@ def _arr(shape, dtype, seed=0):
 def test_output_dtype(dtype, expected):
     assert similarity.dot(_arr((3, 4), dtype), _arr((3, 4), dtype, 1)).dtype == expected
     assert similarity.cosine_similarity(_arr((3, 4), dtype) + 10, _arr((3, 4), dtype, 1) + 10).dtype == expected
+
+
+VE, TE = ValueError, TypeError
+ERROR_CASES = [
+    ("dot-length-mismatch", call(similarity.dot, np.ones(2), np.ones(3)), VE, r"a\.shape=\(2,\).*b\.shape=\(3,\)"),
+    ("dot-list", call(similarity.dot, [3, 4], np.ones(2)), TE, r"a 必须是 NumPy 数组.*list"),
+    ("dot-overflow", call(similarity.dot, np.full(3, 1e200), np.full(3, 1e200)), VE, r"点积 a·b 溢出"),
+    ("cosine-zero-vector", call(similarity.cosine_similarity, np.ones(2), np.zeros(2)), VE,
+     r"b 在位置 .* 是长度为 0 的向量.*零向量"),
+]
+test_documented_errors = error_table_test(ERROR_CASES)

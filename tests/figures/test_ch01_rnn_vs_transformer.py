@@ -5,6 +5,7 @@
 
 import numpy as np
 import pytest
+from conftest import call, error_table_test
 
 import transformer_lab as tl
 from transformer_lab.core.rnn import input_jacobians
@@ -95,3 +96,18 @@ def test_queue_rnn_is_the_chapters_random_rnn(queue):
 def test_alt_texts_name_the_slider_values(memory, queue):
     assert "g = 1.5" in memory.alt_text(gain=1.5, input_scale=0.1) and "0.1" in memory.alt_text(gain=1.5, input_scale=0.1)
     assert "T = 48" in queue.alt_text(T=48)
+
+
+# ---------------------------------------------------------------- 工厂的参数（滑块取值的检查属于可交互图引擎 widgets/，不在这里）
+
+VE, TE = ValueError, TypeError
+ERROR_CASES = [
+    ("memory-T-0", call(lambda: tl.explore.rnn_memory_decay(T=0)), VE, r"T 必须是正整数.*0"),
+    ("rnn-decay-T-huge", call(lambda: tl.explore.rnn_memory_decay(T=10**6)), VE, r"^T 必须在 \[2, 256\] 之内"),
+    ("rnn-decay-seed-str", call(lambda: tl.explore.rnn_memory_decay(seed="a")), TE, r"^seed 必须是非负整数.*'a'"),
+    ("queue-T_max-0", call(lambda: tl.explore.queue_vs_direct(T_max=0)), VE, r"^T_max 必须是正整数.*0"),
+    ("queue-T_max-2", call(lambda: tl.explore.queue_vs_direct(T_max=2)), VE, r"^T_max 必须在 \[8, 256\] 之内.*2"),
+    ("queue-gain-huge", call(lambda: tl.explore.queue_vs_direct(gain=1e6)), VE, r"^gain 必须在 \(0, 4\] 之内"),
+    ("queue-seed-negative", call(lambda: tl.explore.queue_vs_direct(seed=-1)), VE, r"^seed 必须是非负整数.*-1"),
+]
+test_documented_errors = error_table_test(ERROR_CASES)

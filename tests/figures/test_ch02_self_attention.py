@@ -7,7 +7,9 @@ import warnings
 
 import numpy as np
 import pytest
+from conftest import call, error_table_test
 
+import transformer_lab as tl
 from transformer_lab.figures import ch02_self_attention as ch02
 from transformer_lab.lessons import toy_sentences as toy
 from transformer_lab.plot import new_figure
@@ -77,3 +79,18 @@ def test_feature_heatmap_draws_every_nonzero_value():
     np.testing.assert_array_equal(heat.image.get_array(), s.x)
     assert len(heat.texts) == int(np.count_nonzero(s.x))
     assert [t.get_text() for t in ax.get_xticklabels()] == list(toy.FEATURES)
+
+
+# ---------------------------------------------------------------- 工厂的参数（滑块取值的检查属于可交互图引擎 widgets/，不在这里）
+
+VE = ValueError
+ERROR_CASES = [
+    ("toy-explorer-unknown", lambda: ch02.attention_explorer("cat"), ValueError, r"sentence='cat' 不存在"),
+    ("explorer-sentence-bogus", call(lambda: tl.explore.attention_explorer(sentence="bogus")), VE,
+     r"^sentence='bogus' 不存在"),
+    ("pronoun_shift-unknown", call(lambda: tl.explore.pronoun_shift("cat")), VE, r"sentence='cat' 不存在"),
+    ("toy-feature-heatmap-shape", lambda: ch02.feature_heatmap(np.ones((2, 3)), ["a", "b"]), ValueError,
+     r"^x 的形状 \(2, 3\).*\(2, 12\)"),
+    ("feature-heatmap-names-x", call(lambda: tl.explore.feature_heatmap(np.ones((2, 3)), ["a", "b"])), VE, r"^x 的形状"),
+]
+test_documented_errors = error_table_test(ERROR_CASES)

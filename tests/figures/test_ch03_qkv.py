@@ -7,6 +7,7 @@ import warnings
 
 import numpy as np
 import pytest
+from conftest import call, error_table_test
 
 import transformer_lab as tl
 from transformer_lab.figures import ch03_qkv as figs
@@ -89,3 +90,19 @@ def test_learned_glasses_frames():
     assert np.abs(first["weights"] - 1 / 3).max() < 0.05
     np.testing.assert_allclose(last["weights"], chapter3_example()["target"], atol=1e-3)
     assert last["loss"][0] < first["loss"][0]
+
+
+# ---------------------------------------------------------------- 工厂的参数
+
+VE, TE = ValueError, TypeError
+ERROR_CASES = [
+    ("readout_scatter-length", call(lambda: tl.explore.readout_scatter(np.ones(3), {"a": np.ones(2)}, {"a": 0.1}, "t")),
+     VE, r"target 与 prediction 必须是同样长的一维数组.*\(3,\).*\(2,\)"),
+    ("readout-errors-missing", call(lambda: tl.explore.readout_scatter(np.ones(3), {"a": np.ones(3)}, {}, "t")), VE,
+     r"errors 里没有 'a'"),
+    ("readout-predictions-list", call(lambda: tl.explore.readout_scatter(np.ones(3), [np.ones(3)], {}, "t")), TE,
+     r"predictions 必须是有 1 到 6 项的字典"),
+    ("readout-nan", call(lambda: tl.explore.readout_scatter(np.ones(3), {"a": np.array([1, np.nan, 1])}, {"a": 0.1},
+                                                            "t")), VE, r"prediction 含有 NaN"),
+]
+test_documented_errors = error_table_test(ERROR_CASES)

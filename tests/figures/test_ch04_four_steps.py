@@ -5,6 +5,7 @@
 
 import numpy as np
 import pytest
+from conftest import call, error_table_test
 
 import transformer_lab as tl
 
@@ -94,3 +95,27 @@ def test_shape_figure_matches_the_package_for_random_shapes():
 def test_shape_figure_rejects_bad_input(args, error, match):
     with pytest.raises(error, match=match):
         tl.explore.four_steps_shapes(*args)
+
+
+# ---------------------------------------------------------------- 工厂的参数（滑块取值的检查属于可交互图引擎 widgets/，不在这里）
+
+Q, K, V = np.ones((3, 4)), np.ones((5, 4)), np.ones((5, 2))  # (T, d_k), (S, d_k), (S, d_v)
+VE, TE = ValueError, TypeError
+ERROR_CASES = [
+    ("scaling_saturation-num_keys-0", call(lambda: tl.explore.scaling_saturation(num_keys=0)), VE,
+     r"num_keys 必须是正整数.*0"),
+    ("scaling_saturation-num_keys-float", call(lambda: tl.explore.scaling_saturation(num_keys=2.5)), TE,
+     r"num_keys 必须是正整数.*float"),
+    ("scaling_saturation-seed-negative", call(lambda: tl.explore.scaling_saturation(seed=-1)), VE,
+     r"seed 必须是非负整数.*-1"),
+    ("scaling_saturation-seed-string", call(lambda: tl.explore.scaling_saturation(seed="a")), TE,
+     r"seed 必须是非负整数.*字符串"),
+    ("scaling-num-keys-huge", call(lambda: tl.explore.scaling_saturation(num_keys=10**4)), VE, r"num_keys=10000 太大"),
+    ("four-steps-shapes-tokens", call(lambda: tl.explore.four_steps_shapes(Q, K, V, ["a"], list("abcde"))), VE,
+     r"query_tokens 有 1 个词，应该等于 q 的行数 T = 3"),
+    ("four-steps-shapes-3d", call(lambda: tl.explore.four_steps_shapes(Q[None], K, V, list("abc"), list("abcde"))), VE,
+     r"q 必须是二维数组.*shape=\(1, 3, 4\)"),
+    ("four-steps-shapes-too-big", call(lambda: tl.explore.four_steps_shapes(np.ones((13, 4)), K, V, ["a"] * 13,
+                                                                            list("abcde"))), VE, r"q 的每一维最多 12.*\(13, 4\)"),
+]
+test_documented_errors = error_table_test(ERROR_CASES)

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import transformer_lab as tl
-from conftest import check_error
+from conftest import error_table_test
 
 
 @pytest.fixture
@@ -97,8 +97,4 @@ ERROR_CASES = [
     ("ch06-rope-seed", lambda: tl.explore.rope_scores(seed=-1), ValueError, r"seed 必须是非负整数"),
 ]
 
-
-@pytest.mark.parametrize("case", ERROR_CASES, ids=[c[0] for c in ERROR_CASES])
-def test_documented_errors(case):
-    _, fn, exc, pattern = case
-    check_error(fn, exc, pattern)
+test_documented_errors = error_table_test(ERROR_CASES)

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from conftest import check_error
+from conftest import error_table_test
 from transformer_lab import explore
 from transformer_lab.lessons.costs import kv_cache_bytes
 
@@ -51,7 +51,4 @@ ERROR_CASES = [
     ("memory-d_model-float", lambda: explore.memory_calculator(64.0), TypeError, r"d_model 必须是正整数.*float"),
 ]
 
-
-@pytest.mark.parametrize("fn, exc, pattern", [c[1:] for c in ERROR_CASES], ids=[c[0] for c in ERROR_CASES])
-def test_error_cases(fn, exc, pattern):
-    check_error(fn, exc, pattern)
+test_documented_errors = error_table_test(ERROR_CASES)

@@ -1,11 +1,16 @@
-"""lessons/costs.py：乘加次数——手算、逐个数的参考循环、n·d² 与 n²·d 的性质。"""
+"""lessons/costs.py：全书的数数——乘加次数、参数个数、字节数（含多头注意力、逐词生成与 KV 缓存）。
+
+手算、逐个数的参考循环、n·d² 与 n²·d 的性质，以及文档里写明的报错。
+"""
 
 import numpy as np
+import pytest
+from conftest import call, error_table_test
 from hypothesis import given
 from hypothesis import strategies as st
 
 from transformer_lab.lessons import costs
-
+from transformer_lab.lessons.costs import decode_multiply_adds, kv_cache_bytes, multi_head_multiply_adds, multi_head_parameters
 
 
 def _count_rnn(T, d_in, d_h):
@@ -52,10 +57,6 @@ def test_counting_convention_matches_what_a_matrix_product_does():
 
 # ---- 第 7 章的计算器
 
-from conftest import check_error  # noqa: E402
-import pytest  # noqa: E402
-
-
 def test_chapter7_costs_by_hand():
     assert costs.feedforward_multiply_adds(4, 2) == 4 * (2 * 8 + 8 * 2)  # d_ff = 4d
     assert costs.feedforward_multiply_adds(3, 2, d_ff=5) == 3 * (2 * 5 + 5 * 2)
@@ -91,6 +92,45 @@ def test_layer_costs_crossover_and_doubling(n, d):
     assert share == pytest.approx(n / (n + 6 * d), rel=1e-12)  # 注意力的份额 n / (n + 6d)
 
 
+# ---- 第 7 章：逐词生成与 KV 缓存
+
+def test_decode_multiply_adds_by_hand_and_by_loop():
+    # T = 2, d = 1：不用缓存 (3·1 + 2·1) + (3·2 + 2·4) = 19；用缓存 (3 + 2) + (3 + 4) = 12。
+    assert decode_multiply_adds(2, 1, cached=False) == 19
+    assert decode_multiply_adds(2, 1, cached=True) == 12
+    assert decode_multiply_adds(1, 5, cached=False) == decode_multiply_adds(1, 5, cached=True) == 3 * 25 + 2 * 5
+    for T, d in [(3, 2), (10, 4), (256, 64), (1000, 7)]:
+        uncached = sum(3 * t * d * d + 2 * t * t * d for t in range(1, T + 1))  # 逐步相加，与公式独立
+        cached = sum(3 * d * d + 2 * t * d for t in range(1, T + 1))
+        assert decode_multiply_adds(T, d, cached=False) == uncached
+        assert decode_multiply_adds(T, d, cached=True) == cached
+
+
+def test_kv_cache_bytes_float16_is_half_of_float32():
+    # 2 (k, v) × 32 层 × 8192 词 × 4096 × 2 字节 = 4 GiB（第 7 章的例子）
+    assert kv_cache_bytes(8192, 4096, num_layers=32, dtype=np.float16) == 4 * 2**30
+    assert 2 * kv_cache_bytes(10, 8, dtype=np.float16) == kv_cache_bytes(10, 8, dtype=np.float32)
+
+
+def test_kv_cache_bytes_by_hand():
+    assert kv_cache_bytes(1024, 256, num_layers=2, dtype=np.float32) == 2 * 2 * 1024 * 256 * 4
+    assert kv_cache_bytes(10, 8, dtype=np.float64) == 2 * 10 * 8 * 8
+
+
+# ---- 第 5 章：多头注意力的计算量和参数个数与头数无关
+
+@pytest.mark.parametrize("T,D", [(4, 8), (256, 512)])
+def test_cost_independent_of_heads(T, D):
+    counts = {H: multi_head_multiply_adds(T, D, H) for H in (1, 2, 4, 8)}
+    assert len({c["total"] for c in counts.values()}) == 1
+    assert counts[1]["attention"] == 2 * T * T * D  # 一个 D 维的头：打分 T·T·D + 加权求和 T·T·D
+    assert counts[1]["projections"] == 4 * T * D * D
+    assert {multi_head_parameters(D, H) for H in (1, 2, 4, 8)} == {4 * D * D}
+    assert multi_head_parameters(D, 8, bias=True) == 4 * D * D + 4 * D
+
+
+# ---- 坏输入
+
 VE, TE = ValueError, TypeError
 ERROR_CASES = [
     ("layer-n-zero", lambda: costs.layer_costs(0, 4), VE, r"n 必须是正整数.*收到的是 0"),
@@ -101,9 +141,16 @@ ERROR_CASES = [
     ("scores-dtype-junk", lambda: costs.score_matrix_bytes(4, "浮点"), VE, r"dtype 必须是.*'浮点'"),
     ("scores-heads-zero", lambda: costs.score_matrix_bytes(4, heads=0), VE, r"heads 必须是正整数"),
     ("ffn-d_ff-negative", lambda: costs.feedforward_multiply_adds(4, 2, d_ff=-1), VE, r"d_ff 必须是正整数"),
+    ("macs-rnn-0", lambda: costs.rnn_multiply_adds(0, 2, 2), VE, r"T 必须是正整数.*0"),
+    ("macs-rnn-d_h-float", lambda: costs.rnn_multiply_adds(2, 2, 2.5), TE, r"d_h 必须是正整数.*2\.5"),
+    ("macs-att-S-0", lambda: costs.attention_multiply_adds(2, 4, S=0), VE, r"S 必须是正整数.*0"),
+    ("macs-att-d_v-bool", lambda: costs.attention_multiply_adds(2, 4, d_v=True), TE, r"d_v 必须是正整数.*bool"),
+    ("mults-T-zero", call(decode_multiply_adds, 0, 4, cached=True), VE, r"T 必须是正整数.*收到的是 0"),
+    ("mults-cached-int", call(decode_multiply_adds, 4, 4, cached=1), TE, r"cached 必须是 bool.*int 1"),
+    ("bytes-layers-zero", call(kv_cache_bytes, 4, 4, num_layers=0), VE, r"num_layers 必须是正整数.*收到的是 0"),
+    ("bytes-dtype-int", call(kv_cache_bytes, 4, 4, dtype=np.int8), VE, r"dtype 必须是 float64、float32、float16 之一.*int8"),
+    ("cost-divisible", lambda: multi_head_multiply_adds(4, 10, 3), VE, "整除"),
+    ("params-divisible", lambda: multi_head_parameters(10, 4), VE, "整除"),
+    ("params-type", lambda: multi_head_parameters(8.0, 2), TE, "D"),
 ]
-
-
-@pytest.mark.parametrize("fn, exc, pattern", [c[1:] for c in ERROR_CASES], ids=[c[0] for c in ERROR_CASES])
-def test_error_cases(fn, exc, pattern):
-    check_error(fn, exc, pattern)
+test_documented_errors = error_table_test(ERROR_CASES)

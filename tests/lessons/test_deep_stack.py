@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+from conftest import call, error_table_test
 
 import transformer_lab as tl
 from transformer_lab.core.encoder import init_encoder_params
@@ -39,3 +40,12 @@ def test_position_similarity_by_hand():
 def test_bad_mode():
     with pytest.raises(ValueError, match="mode"):
         ds.stack_profile(2, "residual", np.random.default_rng(0))
+
+
+RNG = np.random.default_rng(0)
+VE = ValueError
+ERROR_CASES = [
+    ("deep_stack-mode", call(ds.stack_profile, 2, "residual", RNG), VE, r"mode='residual' 不存在.*pre-LN"),
+    ("deep_stack-heads", call(ds.stack_profile, 2, "pre-LN", RNG, d_model=15), VE, r"d_model=15 必须能被 num_heads=2 整除"),
+]
+test_documented_errors = error_table_test(ERROR_CASES)

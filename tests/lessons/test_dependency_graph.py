@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+from conftest import call, error_table_test
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -99,3 +100,28 @@ def test_graph_functions_match_references(graph, data):
         assert rec.path_length(graph, source, target) == expected
 
 
+# ---------------------------------------------------------------- 坏输入
+
+CYCLE = {"a": ("b",), "b": ("a",), "c": ("x",)}
+VE, TE = ValueError, TypeError
+ERROR_CASES = [
+    ("rnn-deps-0", lambda: rec.rnn_dependencies(0), ValueError, r"T 必须是正整数.*0"),
+    ("rnn-deps-str", lambda: rec.rnn_dependencies("3"), TypeError, r"T 必须是正整数.*'3'"),
+    ("att-deps-neg", lambda: rec.attention_dependencies(-2), ValueError, r"T 必须是正整数.*-2"),
+    ("att-deps-float", lambda: rec.attention_dependencies(2.0), TypeError, r"T 必须是正整数.*float 2\.0"),
+    ("steps-not-dict", lambda: rec.sequential_steps([("a", "x")]), TypeError, r"graph 必须是 dict.*list"),
+    ("steps-empty", lambda: rec.sequential_steps({}), ValueError, r"graph 是空的"),
+    ("steps-cycle", lambda: rec.sequential_steps(CYCLE), ValueError, r"graph 里有环.*\['a', 'b'\]"),
+    ("hops-not-dict", lambda: rec.path_length("h1", "x1", "h1"), TypeError, r"graph 必须是 dict.*str"),
+    ("hops-cycle", lambda: rec.path_length(CYCLE, "x", "c"), ValueError, r"graph 里有环"),
+    ("hops-target-input", lambda: rec.path_length(rec.rnn_dependencies(3), "x1", "x3"), ValueError,
+     r"target='x3' 不是 graph 里的计算结点.*'h1'"),
+    ("hops-unreachable", lambda: rec.path_length(rec.rnn_dependencies(3), "x3", "h2"), ValueError,
+     r"从 source='x3' 到不了 target='h2'"),
+    ("graph-parents-str", call(rec.sequential_steps, {"a": "b"}), TE, r"graph 的每一项必须是.*'a': 'b'"),
+    ("graph-rnn-T-huge", call(rec.rnn_dependencies, 10**9), VE, r"T=1000000000 太大.*100000"),
+    ("graph-attention-T-huge", call(rec.attention_dependencies, 10**6), VE, r"T=1000000 太大.*T² 条边"),
+    ("graph-causal-str", call(rec.attention_dependencies, 3, causal="no"), TE, r"causal 必须是 bool.*'no'"),
+    ("graph-source-int", call(rec.path_length, rec.rnn_dependencies(3), 1, "h3"), TE, r"source 必须是结点名.*int 1"),
+]
+test_documented_errors = error_table_test(ERROR_CASES)

@@ -1,6 +1,7 @@
 """lessons/geometry.py：二维箭头（第 3 章"射箭打靶"）与只改一个键的长度。"""
 
 import numpy as np
+from conftest import call, error_table_test
 from hypothesis import assume, given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
@@ -49,3 +50,25 @@ def test_with_key_length_keeps_direction_and_other_keys(k, index, length):
     np.testing.assert_array_equal(np.delete(out, index, axis=0), np.delete(k, index, axis=0))
 
 
+# ---------------------------------------------------------------- 坏输入
+
+VE = ValueError
+ERROR_CASES = [
+    ("vec-length-negative", lambda: P.vector_2d(-1.0, 0), ValueError, r"length 不能是负数.*-1\.0"),
+    ("vec-length-bool", lambda: P.vector_2d(True, 0), TypeError, r"length 必须是实数.*bool"),
+    ("vec-angle-str", lambda: P.vector_2d(1.0, "30"), TypeError, r"angle_deg 必须是实数.*字符串 '30'"),
+    ("vec-angle-inf", lambda: P.vector_2d(1.0, float("inf")), ValueError, r"angle_deg 必须是有限实数.*inf"),
+    ("key-k-1d", lambda: P.with_key_length(np.ones(3), 0, 1.0), ValueError, r"k 至少要有 2 维"),
+    ("key-k-3d", lambda: P.with_key_length(np.ones((2, 2, 2)), 0, 1.0), ValueError,
+     r"k 的形状应为 \(任意, 任意\).*\(2, 2, 2\)"),
+    ("key-index-float", lambda: P.with_key_length(np.ones((2, 2)), 1.0, 1.0), TypeError, r"index 必须是整数.*float"),
+    ("key-index-range", lambda: P.with_key_length(np.ones((2, 2)), 2, 1.0), ValueError, r"index=2 越界.*S=2.*\[0, 1\]"),
+    ("key-index-negative", lambda: P.with_key_length(np.ones((2, 2)), -1, 1.0), ValueError, r"index=-1 越界"),
+    ("key-zero-row", lambda: P.with_key_length(np.array([[0.0, 0.0], [1.0, 0.0]]), 0, 1.0), ValueError,
+     r"第 0 个键是零向量"),
+    ("key-length-zero", lambda: P.with_key_length(np.ones((2, 2)), 0, 0.0), ValueError, r"length 必须是有限的正实数.*0\.0"),
+    ("key-length-str", lambda: P.with_key_length(np.ones((2, 2)), 0, "2"), TypeError, r"length 必须是正实数.*字符串"),
+    ("key-length-f32-overflow", call(P.with_key_length, np.ones((2, 2), np.float32), 0, 1e39), VE,
+     r"新的键 k\[0\] = 方向 × length 溢出"),
+]
+test_documented_errors = error_table_test(ERROR_CASES)

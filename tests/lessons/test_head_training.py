@@ -1,10 +1,10 @@
-"""头是练出来的：任务数据、梯度下降循环、分工（训练后两个头的注意力图相差很大）和对称性（相同的头之差恰为 0）。"""
+"""头是练出来的：任务数据、分工（训练后两个头的注意力图相差很大）和对称性（相同的头之差恰为 0）。梯度下降循环本身在 test_optim.py。"""
 
 import numpy as np
 import pytest
 
-from conftest import check_error
-from transformer_lab.lessons.head_training import (WEIGHT_NAMES, gradient_descent, head_gap, init_head_weights,
+from conftest import error_table_test
+from transformer_lab.lessons.head_training import (WEIGHT_NAMES, head_gap, init_head_weights,
                                                    relation_mass, train_heads, two_relation_task)
 
 
@@ -24,27 +24,6 @@ def test_task_targets_by_hand():
             assert j != t and tokens[n, j].lower() == tokens[n, t].lower() and tokens[n, j] != tokens[n, t]
             assert np.array_equal(y[n, t, 2:], x[n, j, -2:])  # 搭档的内容
         assert sorted(np.argmax(x[n, :, 8:14], axis=-1)) == list(range(6))  # 位置独热
-
-
-def test_gradient_descent_quadratic_closed_form():
-    # (w − 3)²，lr = 0.1：w_k − 3 = (1 − 0.2)^k (w_0 − 3)
-    run = gradient_descent({"w": np.array([0.0])}, lambda p: (float((p["w"][0] - 3) ** 2), {"w": 2 * (p["w"] - 3)}),
-                           lr=0.1, steps=10, checkpoint_every=5)
-    assert run["checkpoint_steps"].tolist() == [0, 5, 10]
-    np.testing.assert_allclose(run["checkpoints"][-1]["w"], 3 - 3 * 0.8**10)
-    np.testing.assert_allclose(run["losses"], (3 * 0.8 ** np.arange(11)) ** 2)
-
-
-def test_gradient_descent_does_not_modify_input():
-    start = {"w": np.array([1.0])}
-    gradient_descent(start, lambda p: (float(p["w"][0] ** 2), {"w": 2 * p["w"]}), lr=0.1, steps=3)
-    assert start["w"].tolist() == [1.0]
-
-
-def test_divergence_raises_chinese_message():
-    # lr = 1.5：w ← w − 3w = −2w，损失每步乘 4，很快超过初始的 1000 倍
-    check_error(lambda: gradient_descent({"w": np.array([1.0])}, lambda p: (float(p["w"][0] ** 2), {"w": 2 * p["w"]}),
-                                         lr=1.5, steps=50), ValueError, "训练发散.*lr")
 
 
 def test_training_is_deterministic_and_loss_falls(task):
@@ -103,19 +82,15 @@ ERROR_CASES = [
     ("task-pairs", lambda: two_relation_task(2, np.random.default_rng(0), num_pairs=2), ValueError, "num_pairs 至少是 3"),
     ("task-rng", lambda: two_relation_task(2, 0), TypeError, "rng"),
     ("init-divisible", lambda: init_head_weights(15, 2, np.random.default_rng(0)), ValueError, "整除"),
-    ("gd-lr-zero", lambda: gradient_descent({"w": np.zeros(1)}, lambda p: (0.0, p), lr=0.0, steps=1), ValueError, "lr"),
-    ("gd-lr-nan", lambda: gradient_descent({"w": np.zeros(1)}, lambda p: (0.0, p), lr=float("nan"), steps=1),
-     ValueError, "lr"),
-    ("gd-steps", lambda: gradient_descent({"w": np.zeros(1)}, lambda p: (0.0, p), lr=0.1, steps=0), ValueError, "steps"),
-    ("gd-steps-float", lambda: gradient_descent({"w": np.zeros(1)}, lambda p: (0.0, p), lr=0.1, steps=2.5),
-     TypeError, "steps"),
+    ("train-heads-divisible", lambda: train_heads(two_relation_task(2, np.random.default_rng(0)),
+                                                  init_head_weights(16, 2, np.random.default_rng(0)), num_heads=3, steps=1),
+     ValueError, r"d_model=16 必须能被 num_heads=3 整除"),
+    ("train-heads-lr", lambda: train_heads(two_relation_task(2, np.random.default_rng(0)),
+                                           init_head_weights(16, 2, np.random.default_rng(0)), lr=0.0, steps=1),
+     ValueError, r"lr 必须是有限的正实数.*0\.0"),
     ("mass-shape", lambda: relation_mass(np.zeros((1, 2, 6, 6)), np.arange(5), np.zeros((1, 6), int)),
      ValueError, "prev"),
     ("gap-heads", lambda: head_gap({n: np.eye(4) for n in WEIGHT_NAMES}, 3), ValueError, "num_heads=3"),
 ]
 
-
-@pytest.mark.parametrize("case", ERROR_CASES, ids=[c[0] for c in ERROR_CASES])
-def test_errors(case):
-    _, fn, exc, pattern = case
-    check_error(fn, exc, pattern)
+test_documented_errors = error_table_test(ERROR_CASES)

@@ -1,6 +1,7 @@
 """设计好的一层：小明/小红那句话。检查故事里说的每一件事都真的算得出来。"""
 
 import numpy as np
+from conftest import call, error_table_test
 
 import transformer_lab as tl
 from transformer_lab.lessons import layer_story as ls
@@ -42,3 +43,9 @@ def test_params_are_fresh_copies():
     p = ls.story_params()
     p["w_q"][0, 0] = 99.0
     assert ls.story_params()["w_q"][0, 0] == 0.0
+
+
+ERROR_CASES = [
+    ("layer_story-variant", call(ls.story_steps, "她很甜"), ValueError, r"variant='她很甜' 不存在.*她饿了"),
+]
+test_documented_errors = error_table_test(ERROR_CASES)

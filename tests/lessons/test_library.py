@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+from conftest import call, error_table_test
 from hypothesis import assume, given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
@@ -97,3 +98,24 @@ def test_sharper_query_helps_separate_but_not_tied():
     assert min(errs[4.0][0], errs[12.0][0]) > 0.95
 
 
+# ---------------------------------------------------------------- 坏输入
+
+RNG = np.random.default_rng(0)
+VE = ValueError
+ERROR_CASES = [
+    ("readout-features-1d", lambda: P.linear_readout(np.ones(4), np.arange(4.0)), ValueError,
+     r"features 的形状应为 \(任意, 任意\).*\(4,\)"),
+    ("readout-target-length", lambda: P.linear_readout(np.ones((4, 1)), np.arange(3.0)), ValueError,
+     r"target 的形状应为 \(4,?\).*\(3,\)"),
+    ("readout-one-sample", lambda: P.linear_readout(np.ones((1, 1)), np.ones(1)), ValueError, r"至少要有 2 个样本.*N=1"),
+    ("readout-constant-target", lambda: P.linear_readout(np.eye(3), np.ones(3)), ValueError, r"target 的所有值都相同"),
+    ("readout-target-list", lambda: P.linear_readout(np.eye(3), [1.0, 2.0, 3.0]), TypeError, r"target 必须是 NumPy 数组"),
+    ("lib-one-shelf", lambda: P.library_experiment(1, 4, np.random.default_rng()), ValueError, r"num_shelves 至少为 2.*1"),
+    ("lib-books-zero", lambda: P.library_experiment(10, 0, np.random.default_rng()), ValueError, r"num_books 必须是正整数"),
+    ("lib-sharpness", lambda: P.library_experiment(10, 4, np.random.default_rng(), sharpness=-1.0), ValueError,
+     r"sharpness 必须是有限的正实数.*-1\.0"),
+    ("lib-rng", lambda: P.library_experiment(10, 4, np.random.RandomState(0)), TypeError, r"rng 必须是.*RandomState"),
+    ("library-too-many-books", call(P.library_experiment, 10**9, 10**9, RNG), VE,
+     r"num_shelves × num_books=1000000000000000000 太大.*上限是 25000000"),
+]
+test_documented_errors = error_table_test(ERROR_CASES)

@@ -1,11 +1,10 @@
 """lessons/long_context.py：滑动窗口掩码、线性注意力的两种写法。参照：逐元素的循环、两种写法互相核对、手算。"""
 
 import numpy as np
-import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from conftest import check_error
+from conftest import error_table_test
 from transformer_lab.core.attention import causal_mask
 from transformer_lab.lessons import long_context as lc
 
@@ -62,7 +61,4 @@ ERROR_CASES = [
     ("feature-list", lambda: lc.feature_map([1.0]), TE, r"x 必须是 NumPy 数组"),
 ]
 
-
-@pytest.mark.parametrize("fn, exc, pattern", [c[1:] for c in ERROR_CASES], ids=[c[0] for c in ERROR_CASES])
-def test_error_cases(fn, exc, pattern):
-    check_error(fn, exc, pattern)
+test_documented_errors = error_table_test(ERROR_CASES)

@@ -3,12 +3,11 @@
 import math
 
 import numpy as np
-import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 import transformer_lab as tl
-from conftest import check_error
+from conftest import check_error, error_table_test
 
 P = tl.positions
 
@@ -165,8 +164,4 @@ ERROR_CASES = [
     ("pos-formula-base", lambda: P.pe_by_formula(3, 4, base=1), V, r"base 必须大于 1"),
 ]
 
-
-@pytest.mark.parametrize("case", ERROR_CASES, ids=[c[0] for c in ERROR_CASES])
-def test_documented_errors(case):
-    _, fn, exc, pattern = case
-    check_error(fn, exc, pattern)
+test_documented_errors = error_table_test(ERROR_CASES)

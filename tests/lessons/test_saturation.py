@@ -4,12 +4,15 @@ import math
 
 import numpy as np
 import pytest
+from conftest import call, error_table_test
+from helpers.gradcheck import numeric_gradient
 from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import transformer_lab as tl
 from transformer_lab.lessons import saturation as scaling
+
 
 def test_softmax_jacobian_half_half():
     np.testing.assert_allclose(scaling.softmax_jacobian(np.array([0.5, 0.5])), [[0.25, -0.25], [-0.25, 0.25]])
@@ -18,8 +21,7 @@ def test_softmax_jacobian_half_half():
 def test_softmax_jacobian_matches_finite_differences():
     x = np.array([0.3, -1.2, 2.0, 0.5])
     ref = lambda z: np.array([math.exp(zi) for zi in z]) / sum(math.exp(zi) for zi in z)  # noqa: E731
-    h = 1e-6
-    numeric = np.column_stack([(ref(x + h * e) - ref(x - h * e)) / (2 * h) for e in np.eye(4)])  # J[i, j] = ∂p_i/∂x_j
+    numeric = numeric_gradient(ref, x)  # 雅可比矩阵 J[i, j] = ∂p_i/∂x_j
     np.testing.assert_allclose(scaling.softmax_jacobian(ref(x)), numeric, atol=1e-8)
 
 
@@ -64,3 +66,24 @@ def test_jacobian_keeps_float_dtype(dtype):
 
 def test_top_level_alias():
     assert tl.saturation is scaling
+
+
+# ---------------------------------------------------------------- 坏输入
+
+RNG = np.random.default_rng(0)
+VE, TE = ValueError, TypeError
+ERROR_CASES = [
+    ("jacobian-negative", call(scaling.softmax_jacobian, np.array([1.5, -0.5])), VE, r"p 必须是一组概率"),
+    ("jacobian-shows-received-sum", call(scaling.softmax_jacobian, np.array([0.5, 0.2])), VE, r"p 必须是一组概率.*0\.7"),
+    ("variance-rng-int", call(scaling.dot_product_variance, 4, 10, 0), TE, r"rng 必须是 np\.random\.Generator.*int"),
+    ("variance-num_samples-1", call(scaling.dot_product_variance, 4, 1, np.random.default_rng(0)), VE,
+     r"num_samples 至少为 2.*1"),
+    ("variance-d_k-0", call(scaling.dot_product_variance, 0, 10, RNG), VE, r"d_k 必须是正整数.*0"),
+    ("variance-too-many-samples", call(scaling.dot_product_variance, 10**6, 10**6, RNG), VE,
+     r"num_samples × d_k=1000000000000 太大"),
+    ("saturation-d_k-0", call(scaling.saturation_demo, 0, 8, np.random.default_rng(0)), VE, r"d_k 必须是正整数.*0"),
+    ("saturation-num_keys-0", call(scaling.saturation_demo, 4, 0, RNG), VE, r"num_keys 必须是正整数.*0"),
+    ("saturation-rng", call(scaling.saturation_demo, 4, 8, 0), TE, r"rng 必须是 np\.random\.Generator.*int"),
+    ("saturation-demo-too-big", call(scaling.saturation_demo, 10**12, 8, RNG), VE, r"num_keys × d_k=8000000000000 太大"),
+]
+test_documented_errors = error_table_test(ERROR_CASES)

@@ -6,7 +6,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import error_table_test
+from hypothesis import given
+from hypothesis import strategies as st
 
+from transformer_lab.lessons import timing
 from transformer_lab.lessons import timing as costs
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -42,12 +46,6 @@ def test_timing_subprocess_is_single_threaded(monkeypatch):
 
 
 # ---- 第 7 章：用时与内存随 n 的变化、对数–对数斜率
-
-from hypothesis import given  # noqa: E402
-from hypothesis import strategies as st  # noqa: E402
-
-from conftest import check_error  # noqa: E402
-from transformer_lab.lessons import timing  # noqa: E402
 
 
 def test_measure_scaling_structure_and_memory_pattern():
@@ -87,6 +85,7 @@ def test_loglog_slope_recovers_a_power_law(k, c, xs):
     assert timing.loglog_slope(x, c * x**k) == pytest.approx(k, abs=1e-6)
 
 
+RNG = np.random.default_rng(0)
 VE, TE = ValueError, TypeError
 ERROR_CASES = [
     ("slope-zero", lambda: timing.loglog_slope(np.array([1.0, 2.0]), np.array([0.0, 1.0])), VE, r"全为正数.*对数"),
@@ -97,9 +96,12 @@ ERROR_CASES = [
     ("scaling-n-zero", lambda: timing.measure_scaling((0,), 4, np.random.default_rng(0)), VE,
      r"lengths 里的每个 n 必须是正整数"),
     ("scaling-rng", lambda: timing.measure_scaling((4,), 4, 0), TE, r"rng"),
+    ("time-empty", lambda: timing.time_rnn_vs_attention((), 4, RNG), ValueError, r"lengths 必须是非空的元组或列表.*\(\)"),
+    ("time-str", lambda: timing.time_rnn_vs_attention("16", 4, RNG), ValueError, r"lengths 必须是非空的元组或列表.*'16'"),
+    ("time-T-0", lambda: timing.time_rnn_vs_attention((8, 0), 4, RNG), ValueError, r"lengths 里的每个 T 必须是正整数.*0"),
+    ("time-d-0", lambda: timing.time_rnn_vs_attention((8,), 0, RNG), ValueError, r"d 必须是正整数.*0"),
+    ("time-repeat-0", lambda: timing.time_rnn_vs_attention((8,), 4, RNG, repeat=0), ValueError, r"repeat 必须是正整数"),
+    ("time-rng", lambda: timing.time_rnn_vs_attention((8,), 4, 42), TypeError, r"rng 必须是 np\.random\.Generator"),
 ]
 
-
-@pytest.mark.parametrize("fn, exc, pattern", [c[1:] for c in ERROR_CASES], ids=[c[0] for c in ERROR_CASES])
-def test_error_cases(fn, exc, pattern):
-    check_error(fn, exc, pattern)
+test_documented_errors = error_table_test(ERROR_CASES)

@@ -1,13 +1,13 @@
-"""倒序任务的小 Transformer：数据、梯度（对中心差分）、Adam 的第一步、训练的确定性与发散时的报错。
+"""倒序任务的小 Transformer：数据、梯度（对中心差分）、训练的确定性与发散时的报错（Adam 本身在 test_optim.py）。
 训练到 ≥ 99% 的断言在 tests/figures/test_ch08_transformer_layer.py 里（读本章那一次存下来的训练）。"""
 
 import numpy as np
 import pytest
-from conftest import check_error
+from conftest import call, check_error, error_table_test
+from helpers.gradcheck import numeric_gradient
 from hypothesis import given
 from hypothesis import strategies as st
 
-import transformer_lab as tl
 from transformer_lab.lessons import tiny_transformer as tt
 
 
@@ -19,16 +19,6 @@ def test_targets_are_the_tokens_reversed(N, T, V, seed):
         assert target.tolist() == list(reversed(row.tolist()))
 
 
-def _numeric(f, a, h=1e-6):
-    flat = a.ravel()
-    out = np.zeros_like(flat)
-    for i in range(flat.size):
-        bump = np.zeros_like(flat)
-        bump[i] = h
-        out[i] = (f((flat + bump).reshape(a.shape)) - f((flat - bump).reshape(a.shape))) / (2 * h)
-    return out.reshape(a.shape)
-
-
 @pytest.mark.parametrize("use_pe", [True, False])
 def test_loss_and_grads_match_finite_differences(use_pe):
     rng = np.random.default_rng(1)
@@ -38,15 +28,8 @@ def test_loss_and_grads_match_finite_differences(use_pe):
     assert set(grads) == set(p)
     for name in ("embed", "w_out", "b_out", "w_q", "ln1_gamma", "w_1"):
         f = lambda a, name=name: tt.loss_and_grads(p | {name: a}, data["tokens"], data["targets"], use_pe=use_pe)[0]  # noqa: E731
-        num = _numeric(f, p[name])
+        num = numeric_gradient(f, p[name])
         assert np.linalg.norm(grads[name] - num) <= 1e-6 * (np.linalg.norm(grads[name]) + np.linalg.norm(num))
-
-
-def test_first_adam_step_moves_every_weight_by_lr_against_the_gradient_sign():
-    params, grads = {"w": np.array([1.0, 2.0, 3.0])}, {"w": np.array([0.5, -1e-3, 20.0])}
-    new, state = tl.optim.adam(params, grads, {}, lr=0.1)
-    np.testing.assert_allclose(new["w"], [0.9, 2.1, 2.9], rtol=1e-4)  # m̂/√v̂ = g/|g|：梯度大小不影响第一步（ε 带来 1e-5 级的差）
-    assert state["t"] == 1 and params["w"].tolist() == [1.0, 2.0, 3.0]  # 不改动传入的参数
 
 
 def test_training_is_deterministic_and_exam_is_never_trained_on():
@@ -69,3 +52,16 @@ def test_accuracy_counts_tokens_and_whole_sequences():
     token_acc, seq_acc = tt.accuracy(p, data["tokens"], data["targets"])
     pred = tt.forward(p, data["tokens"])[0].argmax(-1)
     assert token_acc == np.mean(pred == data["targets"]) and seq_acc == np.mean((pred == data["targets"]).all(-1))
+
+
+RNG = np.random.default_rng(0)
+VE = ValueError
+ERROR_CASES = [
+    ("reversal-vocab-too-big", call(tt.reversal_task, 3, RNG, vocab_size=9), VE, r"vocab_size=9 太大.*上限是 8"),
+    ("reversal-train-lr", call(tt.train, RNG, lr=-1.0), VE, r"lr 必须是有限的正实数.*-1\.0"),
+    ("reversal-train-diverges", call(tt.train, np.random.default_rng(0), steps=30, lr=10.0), VE,
+     r"训练发散了.*lr=10\.0"),
+    ("reversal-params-keys", call(tt.forward, {"embed": np.eye(4)}, np.array([[0, 1]])), VE,
+     r"params 必须是恰好含这 19 个键的字典.*init_model"),
+]
+test_documented_errors = error_table_test(ERROR_CASES)

@@ -7,6 +7,7 @@ import math
 
 import numpy as np
 import pytest
+from conftest import call, error_table_test
 from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
@@ -232,3 +233,32 @@ def test_sentence_text(tokens, text):
 
 def test_top_level_alias():
     assert tl.toy_sentences is toy
+
+
+# ---------------------------------------------------------------- 坏输入
+
+VE, TE = ValueError, TypeError
+ERROR_CASES = [
+    ("toy-name-unknown", lambda: toy.toy_sentence("cat"), ValueError, r"name='cat' 不存在.*'animal'、'apple'"),
+    ("toy-name-int", lambda: toy.toy_sentence(3), TypeError, r"name 必须是字符串.*int 3.*'animal'"),
+    ("toy-variant-unknown", lambda: toy.toy_sentence("animal", "sleepy"), ValueError,
+     r"variant='sleepy' 不存在.*'tired'、'hungry'、'wide'、'crowded'"),
+    ("toy-variant-other-sentence", lambda: toy.toy_sentence("apple", "tired"), ValueError, r"variant='tired' 不存在.*'她饿了'"),
+    ("toy-variant_names-unknown", lambda: toy.variant_names("dog"), ValueError, r"name='dog' 不存在"),
+    ("toy-embed-unknown-word", lambda: toy.embed(["the", "cat"]), ValueError, r"tokens 里的词='cat' 不存在.*'animal'"),
+    ("toy-embed-empty", lambda: toy.embed([]), ValueError, r"tokens 不能为空"),
+    ("toy-embed-string", lambda: toy.embed("the animal"), TypeError, r"tokens 必须是字符串的列表或元组.*字符串 'the animal'"),
+    ("toy-embed-non-string", lambda: toy.embed(["the", 1]), TypeError, r"tokens 必须是字符串的列表或元组.*list"),
+    ("toy-turn-3", lambda: toy.turn_weights(3), ValueError, r"turn 只能是 1（找线索）或 2（找指代），收到的是 3"),
+    ("toy-turn-0", lambda: toy.turn_weights(0), ValueError, r"turn 必须是正整数.*0"),
+    ("toy-turn-string", lambda: toy.turn_weights("1"), TypeError, r"turn 必须是正整数.*'1'"),
+    ("toy-turn-bool", lambda: toy.turn_weights(True), TypeError, r"turn 必须是正整数.*bool"),
+    ("toy-round-x-shape", lambda: toy.attention_turn(np.ones((3, 5)), 1), ValueError, r"x 的形状应为 \(任意, 12\).*\(3, 5\)"),
+    ("toy-round-x-list", lambda: toy.attention_turn([[0.0] * D], 1), TypeError, r"x 必须是 NumPy 数组.*list"),
+    ("toy-discuss-nan", lambda: toy.discuss(np.full((2, D), np.nan)), ValueError, r"x 含有 NaN"),
+    ("toy-explain-shape", lambda: toy.explain_matrix(np.eye(3)), ValueError, r"w 的形状应为 \(12, 12\).*\(3, 3\)"),
+    ("sentence_text-ints", call(toy.sentence_text, [1, 2]), TE, r"tokens 必须是字符串的列表或元组"),
+    ("sentence_text-empty", call(toy.sentence_text, ()), VE, r"tokens 不能为空"),
+    ("sentence_text-str", call(toy.sentence_text, "abc"), TE, r"tokens 必须是字符串的列表或元组.*'abc'"),
+]
+test_documented_errors = error_table_test(ERROR_CASES)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import check_error
+from conftest import call, check_error, error_table_test
 from helpers.tiny_view import Exploding, Line, tiny
 
 import transformer_lab as tl
@@ -145,3 +145,33 @@ def test_mime_bundle_with_a_kernel_has_a_preview_and_the_live_widget(monkeypatch
     assert set(bundle[WIDGET_MIME]) >= {"model_id", "version_major"}
     monkeypatch.setenv(ALL_FRAMES_ENV, "1")  # 建网站时：内核里也写全部帧
     assert len(read_player(tiny()._repr_mimebundle_()["text/html"])) == 1
+
+
+VE, TE = ValueError, TypeError
+
+# 引擎统一检查的滑块取值与构造参数
+ERROR_CASES = [
+    ("queue-T-65", call(lambda: tl.explore.queue_vs_direct().update(T=65)), VE, r"滑块 T=65 超出范围.*\[4, 64\]"),
+    ("rnn-decay-gain-1e6", call(lambda: tl.explore.rnn_memory_decay().update(gain=1e6, input_scale=0.5)), VE,
+     r"滑块 gain=1000000\.0 超出范围.*\[0\.5, 2\.0\]"),
+    ("scaling-d_k-float", call(lambda: tl.explore.scaling_saturation().update(d_k=2.7)), TE, r"滑块 d_k 只取整数.*2\.7"),
+    ("scaling-d_k-above-range", call(lambda: tl.explore.scaling_saturation().update(d_k=1024)), VE,
+     r"滑块 d_k=1024 超出范围.*\[1, 512\]"),
+    ("scaling-d_k-bool", call(lambda: tl.explore.scaling_saturation().update(d_k=True)), TE, r"滑块 d_k 只取整数.*True"),
+    ("explorer-query-unknown", call(lambda: tl.explore.attention_explorer().update(query="nope", turn="第 1 轮")), VE,
+     r"滑块 query='nope' 不在它的取值里"),
+    ("explorer-missing-slider", call(lambda: tl.explore.attention_explorer().update(query="it")), TE, r"缺少 turn"),
+    ("explorer-extra-slider", call(lambda: tl.explore.dot_vs_cosine().update(angle=60, length=1.5, d=1)), TE,
+     r"没有名为 d 的滑块"),
+    ("dot-cosine-angle-nan", call(lambda: tl.explore.dot_vs_cosine().update(angle=float("nan"), length=1.5)), TE,
+     r"滑块 angle 只取整数.*nan"),
+    ("dot-cosine-length-nan", call(lambda: tl.explore.dot_vs_cosine().update(angle=60, length=float("nan"))), VE,
+     r"滑块 length=nan 超出范围"),
+    ("dot-cosine-length-str", call(lambda: tl.explore.dot_vs_cosine().update(angle=60, length="1")), TE,
+     r"滑块 length 只取实数.*'1'"),
+    ("explorer-turn-int", call(lambda: tl.explore.attention_explorer().update(query="it", turn=1)), VE,
+     r"滑块 turn=1 不在它的取值里"),
+    ("explorable-view-not-a-class", call(Explorable, object(), [Slider("a", (1, 2))], title="t", alt="x"), TE,
+     r"view 必须是一个带 update 方法的类"),
+]
+test_documented_errors = error_table_test(ERROR_CASES)

@@ -1,10 +1,10 @@
-"""``widgets/slider.py``：滑块的默认值、显示名和取值检查（构造时的报错在 tests/test_errors.py 的表里）。"""
+"""``widgets/slider.py``：滑块的默认值、显示名和取值检查（构造时的报错在文件末尾的表里）。"""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import check_error
+from conftest import call, check_error, error_table_test
 
 from transformer_lab.widgets.slider import Slider
 
@@ -56,3 +56,16 @@ def test_every_grid_value_passes_its_own_check():
     for s in (Slider("n", (1, 2, 4)), Slider("g", (0.5, 2.0), continuous=True), Slider("w", ("a", "b")),
               Slider("b", (True, False))):
         assert [s.check(v) for v in s.values] == list(s.values)
+
+
+VE, TE = ValueError, TypeError
+
+# 引擎统一检查的滑块取值与构造参数
+ERROR_CASES = [
+    ("slider-one-value", call(Slider, "d_k", (1,)), VE, r"滑块 d_k 至少要有 2 个取值"),
+    ("slider-no-values", call(Slider, "d_k", ()), VE, r"滑块 d_k 至少要有 2 个取值"),
+    ("slider-default-not-in-grid", call(Slider, "d_k", (1, 2, 4), default=3), VE, r"默认值 3 不在网格"),
+    ("slider-continuous-strings", call(Slider, "a", ("x", "y"), continuous=True), TE, r"连续滑块 a 的取值必须都是数"),
+    ("slider-name-not-identifier", call(Slider, "a b", (1, 2)), TE, r"滑块的名字必须是合法的参数名.*'a b'"),
+]
+test_documented_errors = error_table_test(ERROR_CASES)

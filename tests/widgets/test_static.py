@@ -12,14 +12,14 @@ import json
 import re
 
 import pytest
-from conftest import check_error
+from conftest import call, check_error, error_table_test
 from helpers.html_scripts import Page, script_end, scripts
 from helpers.tiny_view import NASTY, Exploding, Labels, Titled, tiny
 
 from transformer_lab.plot.figure import NARROW_WIDTH
 from transformer_lab.widgets.explorable import FRAME_CAP, Explorable, Slider
 from transformer_lab.widgets.static import (ALL_FRAMES_ENV, FRAME_SOURCES_JS, LAYOUTS, NARROW_MEDIA, PLAYER_JS, STYLES,
-                                            externalize_frames, read_player, wants_all_frames)
+                                            externalize_frames, read_player, render_html, wants_all_frames)
 
 PNG = b"\x89PNG\r\n\x1a\n"
 
@@ -274,3 +274,10 @@ def test_a_figure_without_sliders_is_a_static_picture_in_both_layouts():
     assert data["sliders"] == [] and [len(data["frames"][k]) for k in LAYOUTS] == [1, 1]
     bundle = ex._repr_mimebundle_()
     assert base64.b64decode(bundle["image/png"]).startswith(PNG) and "text/html" in bundle  # 没有内核：两种都给
+
+
+ERROR_CASES = [
+    ("render-too-many-frames", call(lambda: render_html(tiny(max_frames=2), all_frames=True)), ValueError,
+     r"「直线」要预先画 3 帧（a 的 3 个取值），超过了上限 max_frames=2"),
+]
+test_documented_errors = error_table_test(ERROR_CASES)

@@ -8,10 +8,11 @@
     post-LN 反向：dv = LN₂'(dout),  dh = dv + FFN'(dv),  du = LN₁'(dh),  dx = du + MHA'(du)
     pre-LN  反向：dh = dout + LN₂'(FFN'(dout)),         dx = dh + LN₁'(MHA'(dh))
 
-**这一层只写一次**：``_forward`` 用三块零件的 VJP（``multi_head_attention_vjp_unchecked``、
+**这一层只写一次**：``encoder_layer_unchecked`` 用三块零件的 VJP（``multi_head_attention_vjp_unchecked``、
 ``layer_norm_vjp_unchecked``、``feed_forward_vjp_unchecked``）接成一层，记下每一步的中间结果和反向函数。
 ``encoder_layer``（前向）、``encoder_layer_vjp``（训练用：前向只算一次）、``encoder_layer_backward``（反向）和
-``encoder_layer_steps``（第 8 章逐步讲解用的中间结果）都从它得到。``residual=False`` 去掉两处 "x +"，
+``encoder_layer_steps``（第 8 章逐步讲解用的中间结果）都从它得到；逐词生成的一步（``core/decoder.py``）也是它，
+只把注意力换成"新词看 KV 缓存"（参数 ``attention``）。``residual=False`` 去掉两处 "x +"，
 只为对照实验（第 8 章看没有残差时丢了什么）。
 
 本模块只依赖 NumPy。行向量约定 ``x @ w``；形状字母：T 位置，H 头数，D = d_model，d_ff 前馈隐藏层宽度。
@@ -24,12 +25,12 @@ from collections.abc import Callable, Mapping
 import numpy as np
 
 from .. import _validation as check
-from .feed_forward import feed_forward_vjp_unchecked
+from .feed_forward import ACTIVATIONS, feed_forward_vjp_unchecked
 from .layer_norm import layer_norm_vjp_unchecked
 from .multihead import check_mha, multi_head_attention_vjp_unchecked
 
 __all__ = ["PARAM_KEYS", "init_encoder_params", "encoder_layer", "encoder_layer_vjp", "encoder_layer_backward",
-           "encoder_layer_steps"]
+           "encoder_layer_steps", "encoder_layer_unchecked", "check_layer_params"]
 
 # 一层的 params 恰好要有这 16 个键（init_encoder_params 也按这个顺序生成）
 PARAM_KEYS = ("w_q", "w_k", "w_v", "w_o", "b_q", "b_k", "b_v", "b_o",
@@ -91,7 +92,8 @@ def init_encoder_params(d_model: int, d_ff: int, rng: np.random.Generator, scale
     return params
 
 
-def _check_params(params: object, D: int) -> dict[str, np.ndarray]:
+def check_layer_params(params: object, D: int) -> dict[str, np.ndarray]:
+    """检查一层的 16 个参数（键恰好是 ``PARAM_KEYS``，形状与 D = ``D`` 相符），返回转成浮点数组的字典。"""
     if not isinstance(params, Mapping):
         raise TypeError(f"params 必须是字典 (dict)，收到的是 {check.describe(params)}。"
                         "提示：用 init_encoder_params(d_model, d_ff, rng) 生成一份。")
@@ -111,31 +113,37 @@ def _check_params(params: object, D: int) -> dict[str, np.ndarray]:
     return checked
 
 
-def _check_layer(x, params, num_heads, mask, norm_first, eps, residual):
+def _check_layer(x, params, num_heads, mask, norm_first, eps, residual, activation):
     """一层编码器的全部检查，四个公开函数共用（mask 的规则与多头注意力相同）。"""
     x = check.as_real_array(x, "x", min_ndim=2)
     num_heads = check.positive_int(num_heads, "num_heads")
     check.heads_divide(x.shape[-1], num_heads)
-    p = _check_params(params, x.shape[-1])
+    p = check_layer_params(params, x.shape[-1])
     mask = check_mha(x, None, {}, {}, num_heads, mask)[-1]
     flags = check.boolean(norm_first, "norm_first"), check.positive_real(eps, "eps"), check.boolean(residual, "residual")
-    return (x, p, num_heads, mask, *flags)
+    return (x, p, num_heads, mask, *flags, check.one_of(activation, "activation", ACTIVATIONS))
 
 
 # ---------------------------------------------------------------- 这一层，只写一次
 
 
-def _forward(x, p, H, mask, norm_first, eps, residual):
-    """一层的前向（输入已检查过）：返回 (中间结果字典, 反向函数)。反向函数返回 x 和 16 个参数的梯度。"""
+def encoder_layer_unchecked(x, p, H, mask, norm_first, eps, residual, activation="relu",
+                            attention=multi_head_attention_vjp_unchecked):
+    """一层的前向（输入已检查过）：返回 (中间结果字典, 反向函数)。反向函数返回 x 和 16 个参数的梯度。
+
+    ``attention(x, kv, ws, bs, H, mask) -> (out, weights, backward)`` 是这一层里的多头注意力，默认就是
+    ``multi_head_attention_vjp_unchecked``；``core/decoder.py`` 换成看 KV 缓存的版本，得到逐词生成的一步。
+    ``activation`` 是前馈网络的激活函数（``"relu"`` 或 BERT 的 ``"gelu"``）。
+    """
     ws, bs = tuple(p[f"w_{n}"] for n in "qkvo"), tuple(p[f"b_{n}"] for n in "qkvo")
     ffn = (p["w_1"], p["b_1"], p["w_2"], p["b_2"])
     keep = 1.0 if residual else 0.0  # 残差那条直路：1 = 有，0 = 去掉（对照实验）
     if norm_first:  # pre-LN：h = x + MHA(LN₁(x))，out = h + FFN(LN₂(h))
         n1, ln1_back = layer_norm_vjp_unchecked(x, p["ln1_gamma"], p["ln1_beta"], eps)  # (..., T, D)
-        a, weights, mha_back = multi_head_attention_vjp_unchecked(n1, n1, ws, bs, H, mask)  # (..., T, D)
+        a, weights, mha_back = attention(n1, n1, ws, bs, H, mask)  # (..., T, D)
         h = keep * x + a  # (..., T, D)  第一个残差
         n2, ln2_back = layer_norm_vjp_unchecked(h, p["ln2_gamma"], p["ln2_beta"], eps)  # (..., T, D)
-        f, ffn_back = feed_forward_vjp_unchecked(n2, *ffn)  # (..., T, D)
+        f, ffn_back = feed_forward_vjp_unchecked(n2, *ffn, activation)  # (..., T, D)
         steps = {"x": x, "n1": n1, "a": a, "h": h, "n2": n2, "f": f, "out": keep * h + f, "weights": weights}
 
         def backward(grad_out):
@@ -148,10 +156,10 @@ def _forward(x, p, H, mask, norm_first, eps, residual):
 
         return steps, backward
     # post-LN（论文）：h = LN₁(x + MHA(x))，out = LN₂(h + FFN(h))
-    a, weights, mha_back = multi_head_attention_vjp_unchecked(x, x, ws, bs, H, mask)  # (..., T, D)
+    a, weights, mha_back = attention(x, x, ws, bs, H, mask)  # (..., T, D)
     u = keep * x + a  # (..., T, D)  第一个残差
     h, ln1_back = layer_norm_vjp_unchecked(u, p["ln1_gamma"], p["ln1_beta"], eps)  # (..., T, D)
-    f, ffn_back = feed_forward_vjp_unchecked(h, *ffn)  # (..., T, D)
+    f, ffn_back = feed_forward_vjp_unchecked(h, *ffn, activation)  # (..., T, D)
     v = keep * h + f  # (..., T, D)  第二个残差
     out, ln2_back = layer_norm_vjp_unchecked(v, p["ln2_gamma"], p["ln2_beta"], eps)  # (..., T, D)
     steps = {"x": x, "a": a, "u": u, "h": h, "f": f, "v": v, "out": out, "weights": weights}
@@ -178,6 +186,7 @@ def encoder_layer(
     norm_first: bool = False,
     eps: float = 1e-5,
     residual: bool = True,
+    activation: str = "relu",
 ) -> tuple[np.ndarray, np.ndarray]:
     """一整层编码器：多头自注意力 → 残差 + LayerNorm → 前馈网络 → 残差 + LayerNorm。
 
@@ -200,6 +209,8 @@ def encoder_layer(
     eps : float, default 1e-5
     residual : bool, default True
         False 时去掉两处残差的 "x +"（只为对照实验；真实模型总有残差）。
+    activation : {"relu", "gelu"}, default "relu"
+        前馈网络的激活函数：论文的 ReLU，或 BERT 一族用的 GELU（见 ``feed_forward``）。
 
     Returns
     -------
@@ -213,7 +224,7 @@ def encoder_layer(
         ``params`` 不是字典、数组不是实数、``num_heads`` 不是整数、``norm_first`` 或 ``residual`` 不是 bool。
     ValueError
         ``params`` 缺键或多键（列出名字）、某个参数形状不对（写出期望与收到）、D 不能被 num_heads 整除、
-        ``eps`` 不是正数、mask 不合法。
+        ``eps`` 不是正数、mask 不合法、``activation`` 不是 "relu"/"gelu"。
 
     Examples
     --------
@@ -227,7 +238,7 @@ def encoder_layer(
     >>> np.allclose(out.mean(axis=-1), 0)                           # post-LN：最后一步是 LayerNorm (γ=1, β=0)
     True
     """
-    steps, _ = _forward(*_check_layer(x, params, num_heads, mask, norm_first, eps, residual))
+    steps, _ = encoder_layer_unchecked(*_check_layer(x, params, num_heads, mask, norm_first, eps, residual, activation))
     return steps["out"], steps["weights"]  # (..., T, D), (..., H, T, T)
 
 
@@ -239,6 +250,7 @@ def encoder_layer_vjp(
     norm_first: bool = False,
     eps: float = 1e-5,
     residual: bool = True,
+    activation: str = "relu",
 ) -> tuple[np.ndarray, np.ndarray, Callable[[np.ndarray], dict[str, np.ndarray]]]:
     """前向算一次，同时交出"反向函数"：``out, weights, backward = encoder_layer_vjp(...)``，
     之后 ``backward(grad_out)`` 返回与 ``encoder_layer_backward`` 相同的梯度字典（前向不再重算）。
@@ -255,7 +267,7 @@ def encoder_layer_vjp(
     >>> bool(np.allclose(out, encoder_layer(x, params, 2, norm_first=True)[0])), backward(np.ones((5, 8)))["b_2"]
     (True, array([5., 5., 5., 5., 5., 5., 5., 5.]))
     """
-    steps, backward = _forward(*_check_layer(x, params, num_heads, mask, norm_first, eps, residual))
+    steps, backward = encoder_layer_unchecked(*_check_layer(x, params, num_heads, mask, norm_first, eps, residual, activation))
     out = steps["out"]
 
     def checked_backward(grad_out: np.ndarray) -> dict[str, np.ndarray]:
@@ -274,6 +286,7 @@ def encoder_layer_backward(
     norm_first: bool = False,
     eps: float = 1e-5,
     residual: bool = True,
+    activation: str = "relu",
 ) -> dict[str, np.ndarray]:
     """``encoder_layer`` 的反向：已知 G = ∂L/∂out，求 L 对 x 和全部 16 个参数的梯度。
 
@@ -287,7 +300,7 @@ def encoder_layer_backward(
         与 ``encoder_layer`` 相同的 16 个键。
     grad_out : ndarray of shape (..., T, D)
         损失对 ``encoder_layer(x, params, ...)[0]`` 的梯度。
-    num_heads, mask, norm_first, eps, residual
+    num_heads, mask, norm_first, eps, residual, activation
         必须与前向用的相同。
 
     Returns
@@ -316,7 +329,7 @@ def encoder_layer_backward(
     (True, array([5., 5., 5., 5., 5., 5., 5., 5.]))
     """
     out, _, backward = encoder_layer_vjp(x, params, num_heads, mask=mask, norm_first=norm_first, eps=eps,
-                                         residual=residual)
+                                         residual=residual, activation=activation)
     return backward(grad_out)
 
 
@@ -328,6 +341,7 @@ def encoder_layer_steps(
     norm_first: bool = False,
     eps: float = 1e-5,
     residual: bool = True,
+    activation: str = "relu",
 ) -> dict[str, np.ndarray]:
     """一层里每一步的中间结果（和 ``encoder_layer`` 同一次计算，第 8 章逐步讲解用）。
 
@@ -357,4 +371,4 @@ def encoder_layer_steps(
     >>> bool(np.allclose(st["out"], encoder_layer(x, params, 2)[0]))
     True
     """
-    return _forward(*_check_layer(x, params, num_heads, mask, norm_first, eps, residual))[0]
+    return encoder_layer_unchecked(*_check_layer(x, params, num_heads, mask, norm_first, eps, residual, activation))[0]

@@ -2,7 +2,8 @@
 
 每层的计算量：RNN 是 T·d²，注意力是 T²·d；多头注意力的乘加和参数个数（与头数无关）；第 7 章的计算器：
 前馈层 (feed-forward) 的乘加次数、n × n 分数表占多少内存、逐词生成时用不用 KV 缓存的乘加、KV 缓存的字节数，
-以及把它们一次算齐的 ``layer_costs``。只是数数，不运行任何计算；真正量用时在 ``timing.py``。
+以及把它们一次算齐的 ``layer_costs``；第 10 章的真模型：整个 BERT 式编码器的参数个数 ``encoder_parameters``
+和 ``encoder_costs``（参数、权重字节、每个词元的乘加、KV 缓存）。只是数数，不运行任何计算；真正量用时在 ``timing.py``。
 
 字节数的 ``dtype`` 统一写法：``"float32"`` 这样的名字或 ``np.float32`` 这样的 NumPy 类型都行。
 """
@@ -15,7 +16,7 @@ from .. import _validation as check
 
 __all__ = ["rnn_multiply_adds", "attention_multiply_adds", "feedforward_multiply_adds", "score_matrix_bytes",
            "layer_costs", "multi_head_multiply_adds", "multi_head_parameters", "decode_multiply_adds",
-           "kv_cache_bytes", "MAX_N", "MAX_D"]
+           "kv_cache_bytes", "encoder_parameters", "encoder_costs", "MAX_N", "MAX_D"]
 
 MAX_N, MAX_D = 2**20, 2**16  # 计算器接受的范围：n 到约一百万个词，d 到 65536
 _FLOATS = ("float64", "float32", "float16")
@@ -328,3 +329,95 @@ def kv_cache_bytes(n: int, d_model: int, num_layers: int = 1, dtype: object = "f
     d_model = check.positive_int(d_model, "d_model")
     num_layers = check.positive_int(num_layers, "num_layers")
     return 2 * num_layers * n * d_model * _itemsize(dtype)
+
+
+def encoder_parameters(vocab_size: int, d_model: int, num_layers: int, d_ff: int, max_positions: int = 512,
+                       type_vocab_size: int = 2, pooler: bool = False) -> dict[str, int]:
+    """一个 BERT 式编码器（第 10 章的真模型）有多少个参数，分项数。
+
+    - 嵌入 ``embeddings``：词表 V 行 + 位置 P 行 + 句子类型若干行，每行 D 个数；再加嵌入层 LayerNorm 的 γ、β（2D）。
+    - 每层注意力 ``attention``：W_Q、W_K、W_V、W_O 各 D × D，加 4 个偏置，即 ``multi_head_parameters(D, H, bias=True)``。
+    - 每层前馈 ``feed_forward``：W_1 (D × d_ff)、W_2 (d_ff × D) 和两个偏置。
+    - 每层两个 LayerNorm ``layer_norms``：4D。
+    - ``pooler=True`` 时再加 BERT 的 pooler（D × D + D）：检查点里常带着它，但句向量用平均池化，用不到。
+
+    Parameters
+    ----------
+    vocab_size, d_model, num_layers, d_ff : int
+        V、D、L、d_ff。
+    max_positions, type_vocab_size : int
+        位置嵌入的行数、句子类型的个数。
+    pooler : bool, default False
+
+    Returns
+    -------
+    dict of int
+        ``embeddings``、``attention``、``feed_forward``、``layer_norms``（后三项是 L 层的合计）、``pooler``、``total``。
+
+    Raises
+    ------
+    TypeError, ValueError
+        尺寸不是正整数，或 ``pooler`` 不是 bool。
+
+    Examples
+    --------
+    all-MiniLM-L6-v2（V = 30522，D = 384，L = 6，d_ff = 1536，带 pooler）：
+
+    >>> p = encoder_parameters(30522, 384, 6, 1536, pooler=True)
+    >>> p["embeddings"], p["total"]          # 一半以上的参数是词嵌入表
+    (11918592, 22713216)
+    """
+    V, D, L, d_ff, P, types = (check.positive_int(n, name) for n, name in (
+        (vocab_size, "vocab_size"), (d_model, "d_model"), (num_layers, "num_layers"), (d_ff, "d_ff"),
+        (max_positions, "max_positions"), (type_vocab_size, "type_vocab_size")))
+    parts = {"embeddings": (V + P + types) * D + 2 * D,
+             "attention": L * multi_head_parameters(D, 1, bias=True),
+             "feed_forward": L * (2 * D * d_ff + d_ff + D),
+             "layer_norms": L * 4 * D,
+             "pooler": D * D + D if check.boolean(pooler, "pooler") else 0}
+    return parts | {"total": sum(parts.values())}
+
+
+def encoder_costs(T: int, vocab_size: int, d_model: int, num_layers: int, num_heads: int, d_ff: int,
+                  max_positions: int = 512, type_vocab_size: int = 2, dtype: object = "float32") -> dict:
+    """第 7 章的计算器用在真模型上：一句 T 个词元的话过一遍 L 层编码器，要多少参数、字节和乘加。
+
+    尺寸参数的名字与 ``model.config.sizes()`` 相同，所以可以写 ``encoder_costs(32, **model.config.sizes())``。
+
+    Parameters
+    ----------
+    T : int
+        词元数（含句首句尾的特殊词元）。
+    vocab_size, d_model, num_layers, num_heads, d_ff, max_positions, type_vocab_size : int
+        模型的尺寸（V、D、L、H、d_ff、位置数、句子类型数）。
+    dtype : {"float64", "float32", "float16"} or the NumPy type, default "float32"
+        权重和 KV 缓存每个数的类型（4 位量化的模型请按它的文件大小另算）。
+
+    Returns
+    -------
+    dict
+        ``parameters``：``encoder_parameters`` 的分项（不含 pooler）；``weight_bytes``：参数个数 × 每个数的字节数；
+        ``multiply_adds``：L × (多头注意力 4TD² + 2T²D + 前馈 2TD·d_ff)；``multiply_adds_per_token``：它除以 T；
+        ``kv_cache_bytes``：把这 T 个词元的 k、v 都存下来要多少字节（``kv_cache_bytes``，编码器用不到缓存，
+        只是和第 7 章的生成式模型比一比量级）。
+
+    Raises
+    ------
+    TypeError, ValueError
+        参数不是正整数、D 不能被 H 整除，或 ``dtype`` 不是三种浮点数之一。
+
+    Examples
+    --------
+    >>> c = encoder_costs(32, 30522, 384, 6, 12, 1536)
+    >>> c["multiply_adds_per_token"]          # 6 × (4·384² + 2·384·1536 + 2·32·384)
+    10764288
+    >>> c["kv_cache_bytes"]                   # 2 × 6 层 × 32 个词元 × 384 × 4 字节
+    589824
+    """
+    T = check.positive_int(T, "T")
+    L, D = check.positive_int(num_layers, "num_layers"), check.positive_int(d_model, "d_model")
+    params = encoder_parameters(vocab_size, D, L, d_ff, max_positions, type_vocab_size)
+    per_layer = multi_head_multiply_adds(T, D, num_heads)["total"] + feedforward_multiply_adds(T, D, d_ff)
+    return {"parameters": params, "weight_bytes": params["total"] * _itemsize(dtype),
+            "multiply_adds": L * per_layer, "multiply_adds_per_token": L * per_layer // T,
+            "kv_cache_bytes": kv_cache_bytes(T, D, L, dtype)}

@@ -98,6 +98,16 @@ def naive_split(x: np.ndarray, num_heads: int) -> np.ndarray:
     return x.reshape(H, T, D // H).copy()  # (H, T, d_k) 形状对，内容错
 
 
+def _checked_heads(q, k, v) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """q、k、v 必须是同形状的 3 维实数数组 (H, T, d_k)，且没有 NaN/inf。"""
+    q, k, v = (check.as_real_array(a, n, min_ndim=3) for a, n in ((q, "q"), (k, "k"), (v, "v")))
+    if q.ndim != 3:
+        raise ValueError(f"q 必须是 3 维 (H, T, d_k)，收到的 shape={q.shape}。")
+    for a, n in ((k, "k"), (v, "v")):
+        check.check_shape(a, n, q.shape, "（这里 q、k、v 必须同形状 (H, T, d_k)）")
+    return q, k, v
+
+
 def heads_by_loop(q: np.ndarray, k: np.ndarray, v: np.ndarray) -> np.ndarray:
     """一个头一个头地算注意力（最直白的写法，作参考）。q, k, v 形状 (H, T, d_k)，返回 (H, T, d_k)。
 
@@ -106,9 +116,7 @@ def heads_by_loop(q: np.ndarray, k: np.ndarray, v: np.ndarray) -> np.ndarray:
     TypeError, ValueError
         输入不是 3 维实数数组或形状不一致。
     """
-    q, k, v = (check.as_real_array(a, n, min_ndim=3) for a, n in ((q, "q"), (k, "k"), (v, "v")))
-    for a, n in ((k, "k"), (v, "v")):
-        check.check_shape(a, n, q.shape, "（这里 q、k、v 必须同形状 (H, T, d_k)）")
+    q, k, v = _checked_heads(q, k, v)
     out = np.zeros_like(q)
     for h in range(q.shape[0]):
         scores = q[h] @ k[h].T / np.sqrt(q.shape[-1])  # (T, T)
@@ -133,9 +141,9 @@ def heads_by_block_product(q: np.ndarray, k: np.ndarray, v: np.ndarray) -> tuple
     Raises
     ------
     TypeError, ValueError
-        与 ``heads_by_loop`` 相同。
+        与 ``heads_by_loop`` 相同：不是 3 维实数数组、形状不一致或含 NaN/inf。
     """
-    heads_by_loop(q[:, :1, :1], k[:, :1, :1], v[:, :1, :1])  # 借用同样的检查
+    q, k, v = _checked_heads(q, k, v)
     H, T, d_k = q.shape
     blocks = lambda a: np.block([[a[h] if g == h else np.zeros_like(a[h]) for g in range(H)]  # noqa: E731
                                  for h in range(H)])  # (H·T, H·d_k)

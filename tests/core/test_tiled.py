@@ -1,34 +1,28 @@
-"""分块注意力 (tiled attention, 在线 softmax) 与 KV 缓存的测试。
+"""core/tiled.py：分块注意力 (tiled attention, 在线 softmax)。
 
 参照物：``scaled_dot_product_attention``（整张分数表）与逐行的纯 Python 循环；手算的两块例子；
-tracemalloc 量出的峰值内存；逐词生成 == 一次算完的因果注意力。
+数一数真正算了多少个分数；tracemalloc 量出的峰值内存；以及文档里写明的报错。
 """
 
 import math
-import re
 import tracemalloc
 
 import numpy as np
 import pytest
+from conftest import call, error_table_test
+from helpers.reference import assert_attention_close as assert_close
 from hypothesis import given
 from hypothesis import strategies as st
 
-from conftest import check_error
+import transformer_lab as tl
 from transformer_lab.core import tiled
 from transformer_lab.core.attention import causal_mask, scaled_dot_product_attention
-from transformer_lab.core.kv_cache import KVCache
-from transformer_lab.lessons.costs import decode_multiply_adds, kv_cache_bytes
 from transformer_lab.core.tiled import tiled_attention
 
 
 def visible(T, S):
     """因果对齐的可见表：查询 i 看键 j <= i + (S - T)。用于造参照答案（只在小测试里建 T × S）。"""
     return np.arange(S)[None, :] <= np.arange(T)[:, None] + (S - T)  # (T, S)
-
-
-def assert_close(out, ref, v):
-    """相对 1e-12；接近 0 的元素（加权平均里正负抵消）按 v 的量级给绝对容差。"""
-    np.testing.assert_allclose(out, ref, rtol=1e-12, atol=1e-12 * np.abs(v).max())
 
 
 # ---- 与整张分数表的版本相同（Hypothesis）
@@ -179,80 +173,11 @@ def test_tiled_peak_memory_far_below_score_matrix():
     assert full_peak >= score_matrix  # 对照：整张表的版本确实至少造了一张表（说明这个量法量得到）
 
 
-# ---- KV 缓存
-
-def decode(cache, q, k, v):
-    """逐词生成：第 t 步把第 t 个词的 k、v 放进缓存，再让它的 q 看缓存。返回 (..., T, d_v)。"""
-    outs = [cache.step(q[..., t : t + 1, :], k[..., t : t + 1, :], v[..., t : t + 1, :]) for t in range(q.shape[-2])]
-    return np.concatenate(outs, axis=-2)  # (..., T, d_v)
-
-
-@pytest.mark.parametrize("batch_shape, d_k, d_v", [((), 4, 4), ((), 3, 2), ((4,), 2, 2), ((2, 4), 3, 5)])
-def test_kv_cache_decode_equals_full_causal_attention(batch_shape, d_k, d_v):
-    # 单头：(T, d)；多头：每头 (H, 1, d_k)，带批次 (B, H, 1, d_k)。
-    T = 9
-    rng = np.random.default_rng(len(batch_shape) + d_k)
-    q, k = rng.normal(size=batch_shape + (T, d_k)), rng.normal(size=batch_shape + (T, d_k))
-    v = rng.normal(size=batch_shape + (T, d_v))
-    ref, _ = scaled_dot_product_attention(q, k, v, mask=causal_mask(T))
-    cache = KVCache(T, d_k, d_v, batch_shape=batch_shape)
-    assert_close(decode(cache, q, k, v), ref, v)
-    assert cache.length == T and cache.keys.shape == batch_shape + (T, d_k)
-    np.testing.assert_array_equal(cache.values, v)
-
-
-def test_kv_cache_prefill_then_decode():
-    # 先一次放进 5 个词（提示词），5 个查询因果地看；再逐词生成 3 个。
-    rng = np.random.default_rng(7)
-    q, k, v = (rng.normal(size=(2, 8, 3)) for _ in range(3))
-    ref, _ = scaled_dot_product_attention(q, k, v, mask=causal_mask(8))
-    cache = KVCache(8, 3, batch_shape=(2,))
-    cache.append(k[:, :5], v[:, :5])
-    first = cache.attend(q[:, :5], block_size=2)
-    rest = decode(cache, q[:, 5:], k[:, 5:], v[:, 5:])
-    assert_close(np.concatenate([first, rest], axis=-2), ref, v)
-
-
-def test_kv_cache_float32_and_no_aliasing():
-    cache = KVCache(3, 2, dtype=np.float32)
-    k = np.ones((1, 2), np.float32)
-    out = cache.step(k, k, k)
-    k[:] = 5.0  # 改调用者的数组，不影响缓存
-    assert out.dtype == np.float32 and np.all(cache.keys == 1.0)
-    with pytest.raises(ValueError, match="read-only"):
-        cache.keys[0, 0] = 2.0
-
-
-def test_decode_multiply_adds_by_hand_and_by_loop():
-    # T = 2, d = 1：不用缓存 (3·1 + 2·1) + (3·2 + 2·4) = 19；用缓存 (3 + 2) + (3 + 4) = 12。
-    assert decode_multiply_adds(2, 1, cached=False) == 19
-    assert decode_multiply_adds(2, 1, cached=True) == 12
-    assert decode_multiply_adds(1, 5, cached=False) == decode_multiply_adds(1, 5, cached=True) == 3 * 25 + 2 * 5
-    for T, d in [(3, 2), (10, 4), (256, 64), (1000, 7)]:
-        uncached = sum(3 * t * d * d + 2 * t * t * d for t in range(1, T + 1))  # 逐步相加，与公式独立
-        cached = sum(3 * d * d + 2 * t * d for t in range(1, T + 1))
-        assert decode_multiply_adds(T, d, cached=False) == uncached
-        assert decode_multiply_adds(T, d, cached=True) == cached
-
-
-def test_kv_cache_bytes_float16_is_half_of_float32():
-    # 2 (k, v) × 32 层 × 8192 词 × 4096 × 2 字节 = 4 GiB（第 7 章的例子）
-    assert kv_cache_bytes(8192, 4096, num_layers=32, dtype=np.float16) == 4 * 2**30
-    assert 2 * kv_cache_bytes(10, 8, dtype=np.float16) == kv_cache_bytes(10, 8, dtype=np.float32)
-
-
 def test_default_block_memory_is_a_fraction_of_the_score_matrix_at_8192():
     """Performance 里的内存条款的缩小版：T = 8192、H = 1、d_k = 8、默认 block_size，峰值 < 整张表的 1/20。"""
     rng = np.random.default_rng(0)
     q, k, v = (rng.normal(size=(8192, 8)) for _ in range(3))
     assert peak_bytes(lambda: tiled_attention(q, k, v)) < 8192 * 8192 * 8 / 20
-
-
-def test_kv_cache_bytes_by_hand_and_matches_cache():
-    assert kv_cache_bytes(1024, 256, num_layers=2, dtype=np.float32) == 2 * 2 * 1024 * 256 * 4
-    assert kv_cache_bytes(10, 8, dtype=np.float64) == 2 * 10 * 8 * 8
-    cache = KVCache(100, 16, batch_shape=(4,), dtype=np.float32)  # H = 4 头 × d_k = 16 = D 64
-    assert cache.nbytes == kv_cache_bytes(100, 64, dtype=np.float32)
 
 
 # ---- 坏输入
@@ -261,19 +186,9 @@ Q, K, V = np.ones((3, 4)), np.ones((5, 4)), np.ones((5, 2))  # (T, d_k), (S, d_k
 VE, TE = ValueError, TypeError
 
 
-def call(fn, *a, **kw):
-    return lambda: fn(*a, **kw)
-
-
 def tiled_call(**kw):
     args = dict(q=Q, k=K, v=V) | kw
     return lambda: tiled_attention(**args)
-
-
-def full_cache():
-    cache = KVCache(2, 4)
-    cache.append(np.ones((2, 4)), np.ones((2, 4)))
-    return cache
 
 
 ERROR_CASES = [
@@ -295,46 +210,7 @@ ERROR_CASES = [
     ("tiled-mask-row-all-false", tiled_call(mask=np.array([[True] * 5, [False] * 5, [True] * 5])), VE,
      r"mask 在位置 \(1,\) 的一整行都是 False"),
     ("tiled-scale-negative", tiled_call(scale=-1.0), VE, r"scale 必须是有限的正实数.*-1\.0"),
-    ("cache-full", lambda: full_cache().append(np.ones((1, 4)), np.ones((1, 4))), VE,
-     r"KV 缓存已满.*capacity=2.*已存 2 个词.*1 个"),
-    ("cache-step-when-full", lambda: full_cache().step(np.ones((1, 4)), np.ones((1, 4)), np.ones((1, 4))), VE,
-     r"KV 缓存已满"),
-    ("cache-k-wrong-width", lambda: KVCache(3, 4).append(np.ones((1, 3)), np.ones((1, 4))), VE,
-     r"k 的形状应为 \(任意, 4\).*\(1, 3\).*d_k=4"),
-    ("cache-v-wrong-width", lambda: KVCache(3, 4, d_v=2).append(np.ones((1, 4)), np.ones((1, 4))), VE,
-     r"v 的形状应为 \(任意, 2\).*\(1, 4\).*d_v=2"),
-    ("cache-k-wrong-batch", lambda: KVCache(3, 4, batch_shape=(2,)).append(np.ones((3, 1, 4)), np.ones((3, 1, 4))),
-     VE, r"k 的形状应为 \(2, 任意, 4\).*\(3, 1, 4\).*batch_shape=\(2,\)"),
-    ("cache-kv-count-mismatch", lambda: KVCache(3, 4).append(np.ones((2, 4)), np.ones((1, 4))), VE,
-     r"k 与 v 的词数必须相等.*\(2, 4\).*\(1, 4\)"),
-    ("cache-q-wrong-width", lambda: full_cache().attend(np.ones((1, 2))), VE, r"q 的形状应为 \(任意, 4\).*\(1, 2\)"),
-    ("cache-attend-empty", lambda: KVCache(3, 4).attend(np.ones((1, 4))), VE, r"q 的词数 n 必须在 \[1, length=0\]"),
-    ("cache-k-nan", lambda: KVCache(3, 1).append(np.array([[np.nan]]), np.ones((1, 1))), VE, r"k 含有 NaN"),
-    ("cache-capacity-zero", call(KVCache, 0, 4), VE, r"capacity 必须是正整数.*收到的是 0"),
-    ("cache-d_k-float", call(KVCache, 3, 4.0), TE, r"d_k 必须是正整数.*float 4\.0"),
-    ("cache-batch-list", call(KVCache, 3, 4, batch_shape=[2]), TE, r"batch_shape 必须是正整数组成的元组.*list"),
-    ("cache-dtype-int", call(KVCache, 3, 4, dtype=np.int64), TE, r"dtype 必须是 np\.float32 或 np\.float64"),
-    ("mults-T-zero", call(decode_multiply_adds, 0, 4, cached=True), VE, r"T 必须是正整数.*收到的是 0"),
-    ("mults-cached-int", call(decode_multiply_adds, 4, 4, cached=1), TE, r"cached 必须是 bool.*int 1"),
-    ("bytes-layers-zero", call(kv_cache_bytes, 4, 4, num_layers=0), VE, r"num_layers 必须是正整数.*收到的是 0"),
-    ("bytes-dtype-int", call(kv_cache_bytes, 4, 4, dtype=np.int8), VE, r"dtype 必须是 float64、float32、float16 之一.*int8"),
+    ("tiled-overflow-1e200", call(tl.tiled_attention, np.full((2, 2), 1e200), np.full((2, 2), 1e200), np.ones((2, 1))),
+     VE, r"分块注意力的输出.*溢出"),
 ]
-
-
-@pytest.mark.parametrize("fn, exc, pattern", [c[1:] for c in ERROR_CASES], ids=[c[0] for c in ERROR_CASES])
-def test_error_cases(fn, exc, pattern):
-    check_error(fn, exc, pattern)  # 恰好是这个异常类型、信息匹配正则、而且是中文
-
-
-def test_error_cases_ids_unique_and_patterns_compile():
-    ids = [c[0] for c in ERROR_CASES]
-    assert len(ids) == len(set(ids))
-    for _, _, _, pattern in ERROR_CASES:
-        re.compile(pattern)
-
-
-def test_failed_step_leaves_cache_unchanged():
-    cache = KVCache(3, 2)
-    with pytest.raises(ValueError, match="q 的形状"):
-        cache.step(np.ones((1, 3)), np.ones((1, 2)), np.ones((1, 2)))  # q 宽度不对：不应先把 k、v 写进去
-    assert cache.length == 0
+test_documented_errors = error_table_test(ERROR_CASES)

@@ -1,0 +1,38 @@
+"""plot/heatmap.py：热力图的 set_values 只改像素和数字、带标签的热力图可以跳过 0，以及文档里写明的报错。"""
+
+import numpy as np
+from conftest import call, error_table_test
+
+import transformer_lab as tl
+from transformer_lab import plot
+
+
+def test_heatmap_set_values_changes_pixels_and_numbers_only():
+    heat = plot.attention_heatmap(np.eye(2), ["a", "b"])
+    ax = heat.image.axes
+    before = len(ax.get_children())
+    heat.set_values(np.array([[0.25, 0.75], [1.0, 0.0]]))
+    np.testing.assert_array_equal(heat.image.get_array(), [[0.25, 0.75], [1.0, 0.0]])
+    assert [t.get_text() for t in heat.texts] == ["0.25", "0.75", "1.00", "0.00"]
+    assert [t.get_color() for t in heat.texts] == ["white", "black", "black", "white"]  # 深色格子写白字
+    assert len(ax.get_children()) == before and heat.artists == [heat.image, *heat.texts]
+
+
+def test_labelled_heatmap_can_skip_zeros():
+    m = np.array([[0.0, 1.0, 0.5], [2.0, 0.0, 0.0]])
+    heat = plot.labelled_heatmap(m, ["r1", "r2"], ["c1", "c2", "c3"], skip_zeros=True, vmax=2.0)
+    assert sorted(t.get_text() for t in heat.texts) == sorted(["1.00", "0.50", "2.00"])
+    assert [t.get_text() for t in heat.image.axes.get_xticklabels()] == ["c1", "c2", "c3"]
+
+
+VE = ValueError
+ERROR_CASES = [
+    ("heatmap-inf", call(lambda: tl.plotting.attention_heatmap(np.array([[np.inf]]), ["a"])), VE, r"weights 含有 inf"),
+    ("labelled-heatmap-1d", call(plot.labelled_heatmap, np.ones(3), ["a"], ["b"]), VE,
+     r"matrix 必须是非空的 2 维数组.*shape=\(3,\)"),
+    ("labelled-heatmap-names", call(plot.labelled_heatmap, np.ones((2, 2)), ["a"], ["b", "c"]), VE,
+     r"matrix 的形状 \(2, 2\) 与名字个数不符：期望 \(1, 2\)"),
+    ("heatmap-vmax-0", call(lambda: tl.plotting.attention_heatmap(np.ones((1, 1)), ["a"], vmax=0)), VE,
+     r"vmax 必须是有限的正实数"),
+]
+test_documented_errors = error_table_test(ERROR_CASES)

@@ -1,0 +1,37 @@
+"""真模型的 fixture（测试文件里 ``from real_models import minilm, e5``）。
+
+wheel 不在本机时跳过并说明怎么下载；但在 CI（设置了环境变量 CI）里不许跳过，直接失败。
+
+``python3 dev.py test`` 准备环境时会下载并核对两个 wheel，所以在本项目的测试运行里它们总是在的。
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from transformer_lab.pretrained import MODELS, load
+from transformer_lab.pretrained.registry import wheel_path
+
+
+def real_model(name: str):
+    """载入真模型；没有 wheel 时：CI 里失败，本地跳过（附上下载命令）。"""
+    path = wheel_path(MODELS[name])
+    if not path.is_file():
+        message = (f"没有 {path}：运行 python3 dev.py test（会自动下载），"
+                   f"或 python -m transformer_lab.pretrained.fetch")
+        if os.environ.get("CI"):
+            pytest.fail(f"CI 里必须有真模型的权重。{message}")
+        pytest.skip(message)
+    return load(name)
+
+
+@pytest.fixture(scope="module")
+def minilm():
+    return real_model("all-MiniLM-L6-v2")
+
+
+@pytest.fixture(scope="module")
+def e5():
+    return real_model("multilingual-e5-small")

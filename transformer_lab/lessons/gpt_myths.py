@@ -1,0 +1,164 @@
+"""第 9 章的常见误区，用计算回答（每个函数给出一个可以打印、可以画的数）。
+
+* "模型总是选最可能的词"：贪心（每步取最可能的字）很快就原地打转，``find_loop`` 找出转的那个圈；采样不会。
+* "温度改变了模型知道的东西"：模型知道的都在打分 (logits) 里；``temperature_effect`` 对同一组打分换温度，
+  概率变了、名次不变，打分本身一点没动。
+* "生成时模型能看到后面的字"：``future_influence`` 改掉第 t 个字，前面每个位置的打分恰好不变（因果掩码）。
+* "模型记住了原文"：``ngram_overlap`` 数写出的字里有多少连续 n 个字的片段在原文里出现过，``longest_copy`` 找最长
+  原样照搬的一段；拿同一本书里没读过的正文、打乱了顺序的字作对照。
+
+本模块只依赖 NumPy 和 ``core``。
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+
+from .. import _validation as check
+from ..core.decoding import next_token_probs
+from .tiny_gpt import NUM_HEADS, check_tokens, forward
+
+__all__ = ["find_loop", "temperature_effect", "future_influence", "ngram_overlap", "longest_copy"]
+
+
+def _sequence(seq: object, name: str) -> list:
+    if isinstance(seq, str):
+        return list(seq)
+    if isinstance(seq, np.ndarray) and seq.ndim == 1 and seq.dtype.kind in "iu":
+        return seq.tolist()
+    raise TypeError(f"{name} 必须是字符串或一维整数数组（字编号），收到的是 {check.describe(seq)}。")
+
+
+def find_loop(seq: str | np.ndarray, min_repeats: int = 3) -> dict[str, int] | None:
+    """一段字的结尾是不是在原地打转：找周期 p，使最后 ``min_repeats`` × p 个字是同一小段重复 ``min_repeats`` 遍，
+    再往前找到打转开始的地方；有几个周期都行时，取开始得最早的（一样早取最短的）。没有就返回 None。
+
+    Returns
+    -------
+    dict or None
+        ``period`` 周期 p；``start`` 从这里起到结尾，每个字都等于它后面第 p 个字（一直在转圈）。
+
+    Examples
+    --------
+    >>> find_loop("模型说：每个词的，每个词的，每个词的，")
+    {'period': 5, 'start': 4}
+    >>> find_loop("注意力就是加权平均") is None
+    True
+    """
+    s = _sequence(seq, "seq")
+    r = check.int_in_range(min_repeats, "min_repeats", 2, 10**6)
+    found = []
+    for p in range(1, len(s) // r + 1):
+        tail = s[len(s) - r * p:]
+        if all(tail[i] == tail[i + p] for i in range(len(tail) - p)):  # 最后 r·p 个字是同一段重复 r 遍
+            start = len(s) - r * p
+            while start > 0 and s[start - 1] == s[start - 1 + p]:  # 往前找打转开始的地方
+                start -= 1
+            found.append((start, p))
+    if not found:
+        return None
+    start, period = min(found)  # 转得最久的那个圈（开始得最早），一样早时取最短的周期
+    return {"period": period, "start": start}
+
+
+def temperature_effect(logits: np.ndarray, temperatures: Sequence[float]) -> dict[str, np.ndarray]:
+    """同一组打分，不同的温度：概率变了，名次没变。
+
+    Returns
+    -------
+    dict
+        ``probs`` (K, V) 每个温度下的概率；``entropy`` (K,) 每个分布的熵（以 e 为底，越大越"犹豫"）；
+        ``ranking`` (K, V) 每个温度下按概率从大到小的字编号（并列时编号小的在前）。温度 > 0 时每一行都相同。
+
+    Raises
+    ------
+    TypeError, ValueError
+        ``temperatures`` 不是非空的列表，或其中有 ``next_token_probs`` 不接受的温度。
+
+    Examples
+    --------
+    >>> out = temperature_effect(np.array([2.0, 1.0, 0.0]), [0.5, 1.0, 2.0])
+    >>> out["probs"].round(3)
+    array([[0.867, 0.117, 0.016],
+           [0.665, 0.245, 0.09 ],
+           [0.506, 0.307, 0.186]])
+    >>> out["ranking"].tolist(), bool(np.all(np.diff(out["entropy"]) > 0))
+    ([[0, 1, 2], [0, 1, 2], [0, 1, 2]], True)
+    """
+    temps = check.nonempty_sequence(temperatures, "temperatures", "[0.5, 1.0, 2.0]")
+    probs = np.stack([next_token_probs(logits, t) for t in temps])  # (K, V)
+    with np.errstate(divide="ignore"):
+        entropy = -np.sum(np.where(probs > 0, probs * np.log(probs), 0.0), axis=-1)  # (K,)
+    return {"probs": probs, "entropy": entropy, "ranking": np.argsort(-probs, axis=-1, kind="stable")}
+
+
+def future_influence(params: Mapping[str, np.ndarray], tokens: np.ndarray, position: int, replacement: int,
+                     num_heads: int = NUM_HEADS) -> np.ndarray:
+    """把第 ``position`` 个字换成 ``replacement``，每个位置的打分 (logits) 最多变了多少：(T,)。
+
+    因果掩码让每个位置只看自己和前面，所以 ``position`` 之前的位置一点不变（恰好是 0），从它起才变。
+
+    Examples
+    --------
+    >>> from transformer_lab.lessons.tiny_gpt import init_gpt
+    >>> p = init_gpt(6, np.random.default_rng(0), d_model=8, num_layers=2, d_ff=16, context=6)
+    >>> change = future_influence(p, np.array([1, 2, 3, 4, 5]), position=3, replacement=0, num_heads=2)
+    >>> change[:3].tolist(), bool(np.all(change[3:] > 0))
+    ([0.0, 0.0, 0.0], True)
+    """
+    tokens, info = check_tokens(params, tokens)
+    if tokens.ndim != 1:
+        raise ValueError(f"tokens 必须是一维的字编号，收到的 shape={tokens.shape}。")
+    position = check.index(position, "position", tokens.size, f"tokens 只有 {tokens.size} 个字")
+    replacement = check.index(replacement, "replacement", info["vocab_size"], f"字表只有 V={info['vocab_size']} 个字")
+    changed = np.where(np.arange(tokens.size) == position, replacement, tokens)  # (T,) 新数组，不改 tokens
+    before, _ = forward(params, tokens, num_heads)  # (T, V)
+    after, _ = forward(params, changed, num_heads)  # (T, V)
+    return np.max(np.abs(after - before), axis=-1)  # (T,)
+
+
+def _text(x: object, name: str) -> str:
+    if not isinstance(x, str) or not x:
+        raise TypeError(f"{name} 必须是非空字符串，收到的是 {check.describe(x)}。")
+    return x
+
+
+def ngram_overlap(text: str, reference: str, n: int) -> float:
+    """``text`` 里连续 ``n`` 个字的片段 (n-gram) 有多大比例在 ``reference`` 里原样出现过（按出现次数算）。
+
+    Raises
+    ------
+    TypeError
+        参数不是非空字符串、``n`` 不是整数。
+    ValueError
+        ``n`` 不是正数，或 ``text`` 比 ``n`` 短（一个 n-gram 也没有）。
+
+    Examples
+    --------
+    >>> ngram_overlap("注意力权重", "注意力就是权重", 2)       # 注意、意力、力权、权重：力权没出现过
+    0.75
+    """
+    text, reference, n = _text(text, "text"), _text(reference, "reference"), check.positive_int(n, "n")
+    if len(text) < n:
+        raise ValueError(f"text 只有 {len(text)} 个字，比 n={n} 短，一个 {n}-gram 也没有。")
+    seen = {reference[i:i + n] for i in range(len(reference) - n + 1)}
+    grams = [text[i:i + n] for i in range(len(text) - n + 1)]
+    return sum(g in seen for g in grams) / len(grams)
+
+
+def longest_copy(text: str, reference: str) -> str:
+    """``text`` 里在 ``reference`` 中原样出现过的最长一段（有几段一样长时取最靠前的）。
+
+    Examples
+    --------
+    >>> longest_copy("模型的注意力权重很大", "注意力权重加起来是 1")
+    '注意力权重'
+    """
+    text, reference = _text(text, "text"), _text(reference, "reference")
+    best = ""
+    for i in range(len(text)):
+        while i + len(best) < len(text) and text[i:i + len(best) + 1] in reference:  # 比目前最长的再长一个字
+            best = text[i:i + len(best) + 1]
+    return best

@@ -1,0 +1,223 @@
+"""第 10 章的测量：真模型的头到底在做什么——代词看向谁、注意力汇点、看前一个/后一个词的头。
+
+做法照 Clark et al. (2019) “What Does BERT Look At?”：对每一层的每一个头，把注意力权重在一组句子上平均，
+报告**全部**头的数字，不挑。每个函数的输入是 ``model.run(text)`` 的结果（或者一串这样的结果）。
+层和头的编号从 0 开始（给读者看时加 1）。
+
+本模块只依赖 NumPy 和本层的分词器工具。
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from .unigram import METASPACE
+from .wordpiece import is_punctuation
+
+__all__ = ["token_text", "find_word", "token_kinds", "KINDS", "PronounTable", "pronoun_table", "attention_by_kind",
+           "sink_heads", "offset_attention", "positional_heads"]
+
+KINDS = ("cls", "sep", "punct", "word")  # 句首的特殊词元、句尾的特殊词元、标点、其余
+_SPECIAL = {"[CLS]": "cls", "<s>": "cls", "[SEP]": "sep", "</s>": "sep"}
+
+
+def token_text(token: str) -> str:
+    """词元去掉记号后的文字（小写）：``##ing`` → ``ing``，``▁The`` → ``the``。"""
+    return token.removeprefix("##").replace(METASPACE, "").lower()
+
+
+def find_word(tokens: Sequence[str], word: str, occurrence: int = 0) -> list[int]:
+    """``word`` 占了哪几个词元：第 ``occurrence`` 段（从 0 数）文字连起来恰好是 ``word`` 的连续词元。
+
+    一个词被切成几块时（“马路” → 马、路；“playing” → play、##ing），返回这几块的位置。
+
+    Raises
+    ------
+    ValueError
+        找不到（列出这句话的词元）。
+
+    Examples
+    --------
+    >>> find_word(["[CLS]", "the", "animal", "was", "tired", "[SEP]"], "animal")
+    [2]
+    >>> find_word(["<s>", "▁", "那", "只", "动物", "过", "马", "路", "</s>"], "马路")
+    [6, 7]
+    """
+    texts = [token_text(t) if t not in _SPECIAL else "" for t in tokens]
+    target = word.lower().replace(" ", "")
+    found = []
+    for start in range(len(texts)):
+        joined, end = "", start
+        while end < len(texts) and texts[end] and target.startswith(joined + texts[end]):
+            joined, end = joined + texts[end], end + 1
+            if joined == target:
+                found.append(list(range(start, end)))
+                break
+    if len(found) <= occurrence:
+        raise ValueError(f"word={word!r} 在这句话的词元里找不到第 {occurrence + 1} 处（找到 {len(found)} 处）。"
+                         f"词元是：{' '.join(tokens)}")
+    return found[occurrence]
+
+
+def token_kinds(tokens: Sequence[str]) -> list[str]:
+    """每个词元是哪一类：``"cls"``（[CLS] / <s>）、``"sep"``（[SEP] / </s>）、``"punct"``（标点）或 ``"word"``。
+
+    >>> token_kinds(["[CLS]", "hi", ",", "you", "[SEP]"])
+    ['cls', 'word', 'punct', 'word', 'sep']
+    """
+    kinds = []
+    for t in tokens:
+        text = token_text(t)
+        kinds.append(_SPECIAL.get(t, "punct" if text and all(is_punctuation(c) for c in text) else "word"))
+    return kinds
+
+
+# ---------------------------------------------------------------- 代词看向谁
+
+
+@dataclass(frozen=True)
+class PronounTable:
+    """每一句、每个候选词、每层每个头：代词给这个候选词的注意力权重。
+
+    Attributes
+    ----------
+    sentences : 句子；``expected`` : 每句里代词实际指的词；``candidates`` : 候选词（两个）。
+    weights : ndarray of shape (N 句, 2 个候选, L, H)
+        代词（它的第一个词元）对候选词（它所有词元之和）的注意力权重。
+    """
+
+    sentences: tuple[str, ...]
+    expected: tuple[str, ...]
+    candidates: tuple[str, str]
+    weights: np.ndarray
+
+    @property
+    def share(self) -> np.ndarray:
+        """(N, L, H)：两个候选词分到的注意力里，第一个候选词占几成（0 到 1；0.5 = 一样多）。"""
+        w = self.weights.astype(np.float64)
+        return w[:, 0] / (w[:, 0] + w[:, 1])
+
+    @property
+    def right_share(self) -> np.ndarray:
+        """(N, L, H)：两个候选词分到的注意力里，代词**实际所指**的那个占几成（> 0.5 = 这个头在这句里“指对了”）。"""
+        first_is_right = np.array([e == self.candidates[0] for e in self.expected])[:, None, None]
+        return np.where(first_is_right, self.share, 1 - self.share)
+
+    @property
+    def mass(self) -> np.ndarray:
+        """(N, L, H)：代词一共把多少注意力给了这两个候选词。比例 ``share`` 只比两者谁多，
+        这里看这个头到底有没有在看它们：0.007 对 0.003 也是 “七三开”，但这个头其实几乎不看这两个词。"""
+        return self.weights.astype(np.float64).sum(axis=1)
+
+    def resolving_heads(self, min_mass: float = 0.0) -> list[tuple[int, int]]:
+        """每一句都“指对了”的头 (层, 头)：它的指向随句子的意思改变，而不只是偏爱某一个词。
+        ``min_mass`` > 0 时还要求每一句里这个头至少把这么多注意力给了两个候选词。"""
+        ok = ((self.right_share > 0.5) & (self.mass >= min_mass)).all(axis=0)  # (L, H)
+        return [(int(layer), int(h)) for layer, h in np.argwhere(ok)]
+
+    def summary(self, min_mass: float = 0.1) -> dict[str, object]:
+        """给正文用的几个数。
+
+        ``heads`` 头的总数；``correct_per_sentence`` 每一句里指对的头数；``resolving`` 句句都指对的头数；
+        ``resolving_attentive`` 其中每句都至少把 ``min_mass`` 的注意力给了两个候选词的头数；
+        ``best_head`` 最差那一句也指得最对的头 (层, 头)，``best_worst_share`` 是它在最差那一句里给实际所指的比例
+        （≤ 0.5 就说明没有一个头句句都指对），``best_mass`` 是它在各句里给两个候选词的注意力之和的最小值。
+        """
+        L, H = self.weights.shape[2:]
+        worst = self.right_share.min(axis=0)  # (L, H) 每个头最差的那一句
+        best = tuple(int(i) for i in np.unravel_index(np.argmax(worst), worst.shape))
+        return {"heads": L * H, "correct_per_sentence": [int(c.sum()) for c in self.right_share > 0.5],
+                "resolving": len(self.resolving_heads()), "resolving_attentive": len(self.resolving_heads(min_mass)),
+                "best_head": best, "best_worst_share": float(worst[best]),
+                "best_mass": float(self.mass[:, best[0], best[1]].min())}
+
+
+def pronoun_table(results: Sequence[Mapping], expected: Sequence[str], pronoun: str,
+                  candidates: tuple[str, str]) -> PronounTable:
+    """代词对两个候选词的注意力，每句 × 每层 × 每个头。
+
+    Parameters
+    ----------
+    results : ``model.run(text)`` 的结果，一句一个。
+    expected : 每句里代词实际指的是哪个候选词。
+    pronoun : 代词（"it"、"它"）；取它的第一个词元当查询。
+    candidates : 两个候选词（"animal"、"street"）。
+
+    Raises
+    ------
+    ValueError
+        句数与 ``expected`` 对不上、``expected`` 不是候选词之一、候选词不是两个，或某句里找不到代词或候选词。
+    """
+    if len(candidates) != 2:
+        raise ValueError(f"candidates 必须恰好是两个候选词，收到 {len(candidates)} 个：{candidates!r}。")
+    if len(results) != len(expected) or any(e not in candidates for e in expected):
+        raise ValueError(f"expected 要给每一句写明代词指的是哪个候选词 {candidates}：收到 {len(results)} 句、{list(expected)}。")
+    rows = []
+    for r in results:
+        q = find_word(r["tokens"], pronoun)[0]
+        a = r["attentions"][:, :, q]  # (L, H, T) 代词这一行
+        rows.append([a[..., find_word(r["tokens"], c)].sum(axis=-1) for c in candidates])  # 2 × (L, H)
+    return PronounTable(tuple(" ".join(r["tokens"]) for r in results), tuple(expected), tuple(candidates),
+                        np.array(rows))
+
+
+# ---------------------------------------------------------------- 注意力汇点、看前一个/后一个词的头
+
+
+def attention_by_kind(results: Sequence[Mapping]) -> dict[str, np.ndarray]:
+    """每个头平均把多少注意力给了每一类词元（``KINDS``）：先在一句里对所有查询取平均，再对句子取平均。
+
+    Returns
+    -------
+    dict of str -> ndarray of shape (L, H)
+        四类加起来是 1。
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> a = np.zeros((1, 1, 3, 3)); a[..., 2] = 1.0              # 1 层 1 个头，每个词元都只看 [SEP]
+    >>> attention_by_kind([{"tokens": ["[CLS]", "hi", "[SEP]"], "attentions": a}])["sep"]
+    array([[1.]])
+    """
+    out = {k: [] for k in KINDS}
+    for r in results:
+        kinds = np.array(token_kinds(r["tokens"]))
+        per_query = r["attentions"].astype(np.float64)  # (L, H, T, T)
+        for k in KINDS:
+            out[k].append(per_query[..., kinds == k].sum(axis=-1).mean(axis=-1))  # (L, H)
+    return {k: np.mean(v, axis=0) for k, v in out.items()}
+
+
+def sink_heads(by_kind: Mapping[str, np.ndarray], threshold: float = 0.5) -> dict[str, int]:
+    """有几个头平均至少把 ``threshold`` 的注意力给了某一类（[CLS]、[SEP]、标点……）：这些就是“汇点”头。"""
+    return {k: int((v >= threshold).sum()) for k, v in by_kind.items()}
+
+
+def offset_attention(results: Sequence[Mapping], offset: int) -> np.ndarray:
+    """(L, H)：每个词元平均给它后面第 ``offset`` 个词元多少注意力（``-1`` = 前一个，``+1`` = 后一个）。
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> a = np.eye(4, k=-1)[None, None]; a[..., 0, 0] = 1.0     # 每个词元都看前一个（第一个只能看自己）
+    >>> float(offset_attention([{"tokens": list("abcd"), "attentions": a}], -1)[0, 0])
+    1.0
+    """
+    out = []
+    for r in results:
+        a = r["attentions"].astype(np.float64)  # (L, H, T, T)
+        T = a.shape[-1]
+        t = np.arange(max(0, -offset), min(T, T - offset))  # 有这个邻居的查询位置
+        out.append(a[..., t, t + offset].mean(axis=-1))  # (L, H)
+    return np.mean(out, axis=0)
+
+
+def positional_heads(results: Sequence[Mapping], threshold: float = 0.5) -> dict[str, list[tuple[int, int]]]:
+    """平均至少把 ``threshold`` 的注意力给前一个（``"previous"``）或后一个（``"next"``）词元的头 (层, 头)。"""
+    found = {}
+    for key, offset in (("previous", -1), ("next", 1)):
+        found[key] = [(int(layer), int(h)) for layer, h in np.argwhere(offset_attention(results, offset) >= threshold)]
+    return found
