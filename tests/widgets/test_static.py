@@ -272,8 +272,9 @@ def test_a_figure_without_sliders_is_a_static_picture_in_both_layouts():
     assert page.all("input") == [] and len(page.all("source")) == 1 and page.all("img")[0]["alt"] == "一张图"
     (data,) = read_player(text)
     assert data["sliders"] == [] and [len(data["frames"][k]) for k in LAYOUTS] == [1, 1]
-    bundle = ex._repr_mimebundle_()
+    bundle, metadata = ex._repr_mimebundle_()
     assert base64.b64decode(bundle["image/png"]).startswith(PNG) and "text/html" in bundle  # 没有内核：两种都给
+    assert metadata == {"image/png": {"width": 300}}  # 150 dpi 画的 PNG 按 1 英寸 100 px 显示：3 英寸宽 300 px
 
 
 ERROR_CASES = [

@@ -18,13 +18,12 @@ from __future__ import annotations
 import importlib.util
 import io
 import warnings
+from dataclasses import dataclass
 from pathlib import Path
 
 import matplotlib
 import numpy as np
 from matplotlib import font_manager
-from dataclasses import dataclass
-
 from matplotlib.axes import Axes
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
@@ -36,6 +35,8 @@ __all__ = ["CJK_FONT", "CMAP", "setup_fonts", "BookFigure", "new_figure", "Layou
 WIDE_WIDTH, NARROW_WIDTH = 6.8, 3.6  # 英寸：宽版（电脑，正文栏约 688 px）、窄版（手机，图约 358 px）
 MIN_FONT_PT = 9.0  # 图里最小的字：两种版式上都约 12.4 CSS px
 WIDE, NARROW = "wide", "narrow"
+CJK_FONT = "Noto Sans CJK SC"
+CMAP = "viridis"  # 感知均匀，灰度打印也能分出深浅
 
 
 @dataclass(frozen=True)
@@ -127,9 +128,6 @@ def _undrawn_axis_texts(fig: Figure) -> set[int]:
                     hidden.update((id(tick.label1), id(tick.label2)))
     return hidden
 
-
-CJK_FONT = "Noto Sans CJK SC"
-CMAP = "viridis"  # 感知均匀，灰度打印也能分出深浅
 
 
 def _bundled_font() -> Path | None:

@@ -291,7 +291,8 @@ class Explorable:
                       "image/png": base64.b64encode(self.png({}, layout=WIDE, dpi=self.frame_dpi)).decode("ascii")}
             if wants_all_frames(live):
                 bundle["text/html"] = self.static_html(all_frames=True)
-            return bundle
+            # PNG 按 frame_dpi 画得清楚；显示宽度按 LIVE_DPI 算，和活图一样大（1 英寸约 100 px），字号才对
+            return bundle, {"image/png": {"width": self.figure_pixels(WIDE, LIVE_DPI)[0]}}
         bundle = {"text/plain": self.describe(), "text/html": self.static_html(all_frames=wants_all_frames(live))}
         if live:  # 有内核：再附上活滑块；JupyterLab 优先显示它，静态网页用 text/html
             bundle[WIDGET_MIME] = self.widget()._repr_mimebundle_()[WIDGET_MIME]
