@@ -25,7 +25,7 @@ from helpers.html_scripts import Page
 
 import transformer_lab as tl
 from transformer_lab import explore, figures
-from transformer_lab.plot.figure import NARROW_WIDTH, WIDE_WIDTH
+from transformer_lab.plot.figure import NARROW_WIDTH, SCREEN_DPI, WIDE_WIDTH
 from transformer_lab.widgets.explorable import FRAME_CAP, Explorable
 from transformer_lab.widgets.static import LAYOUTS
 
@@ -141,17 +141,18 @@ PHONE_COLUMN, LAPTOP_COLUMN = 358, 688
 PHONE_MIN_PX, LAPTOP_MIN_PX = 11, 12
 
 
-def on_screen_px(text_px: float, natural_width: int, column: float) -> float:
-    """PNG 上 ``text_px`` 像素高的字，放进 ``column`` 宽的正文里显示出来有几个 CSS px（图比栏宽就被缩小）。"""
-    return text_px * min(1.0, column / natural_width)
+def on_screen_px(text_px: float, png_width: int, shown_width: int, column: float) -> float:
+    """PNG 上 ``text_px`` 像素高的字，在网页上显示出来有几个 CSS px：图按 ``shown_width``（1 英寸 100 px）显示，
+    比正文栏 ``column`` 宽时再整体缩小。"""
+    return text_px * min(shown_width, column) / png_width
 
 
 def test_the_reading_check_can_fail():
-    """反证：改版前的图（11 英寸宽、100 dpi、8 pt 的字）在手机上只剩约 3.6 px，在电脑上约 6.9 px。"""
+    """反证：改版前的图（11 英寸宽、100 dpi、8 pt 的字，按 PNG 的像素显示）在手机上只剩约 3.6 px，在电脑上约 6.9 px。"""
     old_px, old_width = 8 * 100 / 72, 1100
-    assert on_screen_px(old_px, old_width, PHONE_COLUMN) < PHONE_MIN_PX
-    assert on_screen_px(old_px, old_width, LAPTOP_COLUMN) < LAPTOP_MIN_PX
-    assert on_screen_px(9 * 150 / 72, round(WIDE_WIDTH * 150), LAPTOP_COLUMN) >= LAPTOP_MIN_PX
+    assert on_screen_px(old_px, old_width, old_width, PHONE_COLUMN) < PHONE_MIN_PX
+    assert on_screen_px(old_px, old_width, old_width, LAPTOP_COLUMN) < LAPTOP_MIN_PX
+    assert on_screen_px(9 * 150 / 72, round(WIDE_WIDTH * 150), round(WIDE_WIDTH * 100), LAPTOP_COLUMN) >= LAPTOP_MIN_PX
 
 
 def test_every_explorable_reads_on_a_phone_and_a_laptop(r):
@@ -160,8 +161,9 @@ def test_every_explorable_reads_on_a_phone_and_a_laptop(r):
     wide, narrow = ex.layout("wide"), ex.layout("narrow")
     assert wide.size[0] <= WIDE_WIDTH + 1e-9, f"「{ex.title}」的宽版 {wide.size[0]} 英寸，超过 {WIDE_WIDTH}"
     assert narrow.size[0] <= NARROW_WIDTH + 1e-9, f"「{ex.title}」的窄版 {narrow.size[0]} 英寸，超过 {NARROW_WIDTH}"
-    laptop = on_screen_px(data["text_px"]["wide"], ex.figure_pixels("wide", ex.frame_dpi)[0], LAPTOP_COLUMN)
-    phone = on_screen_px(data["text_px"]["narrow"], ex.figure_pixels("narrow", ex.frame_dpi)[0], PHONE_COLUMN)
+    laptop, phone = (on_screen_px(data["text_px"][name], ex.figure_pixels(name, ex.frame_dpi)[0],
+                                  ex.figure_pixels(name, SCREEN_DPI)[0], column)
+                     for name, column in (("wide", LAPTOP_COLUMN), ("narrow", PHONE_COLUMN)))
     assert laptop >= LAPTOP_MIN_PX and phone >= PHONE_MIN_PX, (
         f"「{ex.title}」最小的字：电脑上约 {laptop:.1f} px（要 ≥ {LAPTOP_MIN_PX}），手机上约 {phone:.1f} px（要 ≥ {PHONE_MIN_PX}）")
 

@@ -30,10 +30,11 @@ from matplotlib.figure import Figure
 from matplotlib.text import Text
 
 __all__ = ["CJK_FONT", "CMAP", "setup_fonts", "BookFigure", "new_figure", "Layout", "WIDE", "NARROW", "WIDE_WIDTH",
-           "NARROW_WIDTH", "MIN_FONT_PT", "TextItem", "text_items"]
+           "NARROW_WIDTH", "MIN_FONT_PT", "SCREEN_DPI", "TextItem", "text_items"]
 
 WIDE_WIDTH, NARROW_WIDTH = 6.8, 3.6  # 英寸：宽版（电脑，正文栏约 688 px）、窄版（手机，图约 358 px）
 MIN_FONT_PT = 9.0  # 图里最小的字：两种版式上都约 12.4 CSS px
+SCREEN_DPI = 100  # 图的 1 英寸在屏幕上显示成 100 CSS px（网页和 JupyterLab 都按这个比例；栏窄时再整体缩小）
 WIDE, NARROW = "wide", "narrow"
 CJK_FONT = "Noto Sans CJK SC"
 CMAP = "viridis"  # 感知均匀，灰度打印也能分出深浅

@@ -36,7 +36,7 @@ from typing import Any, Mapping, Protocol
 
 import numpy as np
 
-from ..plot.figure import NARROW, NARROW_WIDTH, WIDE, Layout, TextItem
+from ..plot.figure import NARROW, NARROW_WIDTH, SCREEN_DPI, WIDE, Layout, TextItem
 from .blit import BlitFigure
 from .slider import Slider
 
@@ -48,8 +48,8 @@ WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
 # 42 是写下它时全书最大的网格（dot_vs_cosine、reversal_training）。确有需要的图写 Explorable(..., max_frames=...)。
 FRAME_CAP = 42
 # 分辨率：静态网页的帧用 150 dpi（高清屏上也清楚；字在屏幕上多大与 dpi 无关，见 plot.figure），
-# 活滑块每拖一下都要重新编码 PNG，用 100 dpi 更快。
-FRAME_DPI, LIVE_DPI = 150, 100
+# 活滑块每拖一下都要重新编码 PNG，用 100 dpi（= 屏幕上的显示比例 SCREEN_DPI）更快。
+FRAME_DPI, LIVE_DPI = 150, SCREEN_DPI
 
 
 class View(Protocol):

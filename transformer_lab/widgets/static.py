@@ -42,6 +42,8 @@ import unicodedata
 from pathlib import Path
 from types import MappingProxyType
 
+from ..plot.figure import SCREEN_DPI
+
 __all__ = ["ALL_FRAMES_ENV", "FRAME_SOURCES_JS", "NARROW_MEDIA", "PLAYER_JS", "STYLES", "LAYOUTS", "wants_all_frames",
            "render_html", "externalize_frames", "read_player"]
 
@@ -126,7 +128,7 @@ def render_html(ex, all_frames: bool = True) -> str:
         return (
             f'<div class="tlx-preview" role="figure" aria-label="{html.escape(ex.title)}">'
             f'<img src="data:image/png;base64,{_b64(ex.png(start, palette=True, layout="wide", dpi=ex.frame_dpi))}" '
-            f'alt="{html.escape(ex.alt_text(**start))}" style="{STYLES[".tlx-preview img"]}">'
+            f'alt="{html.escape(ex.alt_text(**start))}" {_display_size(ex, "wide")} style="{STYLES[".tlx-preview img"]}">'
             + (f'<p style="{STYLES[".tlx-preview p"]}">{hint}</p>' if hint else "") + "</div>"
         )
     _check_frame_count(ex)
@@ -150,12 +152,20 @@ def render_html(ex, all_frames: bool = True) -> str:
         f'<div class="tlx" id="{uid}" role="group" aria-label="{html.escape(ex.title)}" data-frame="{idx}">'
         f'<a class="tlx-zoom" title="点一下，在新标签页里看大图" target="_blank" rel="noopener" '
         f'style="{STYLES[".tlx-zoom"]}">'
-        f'<picture><source media="{NARROW_MEDIA}" srcset="data:image/png;base64,{frames["narrow"][idx]}">'
+        f'<picture><source media="{NARROW_MEDIA}" srcset="data:image/png;base64,{frames["narrow"][idx]}" '
+        f'{_display_size(ex, "narrow")}>'
         f'<img src="data:image/png;base64,{frames["wide"][idx]}" alt="{html.escape(alts[idx])}" '
-        f'style="{STYLES[".tlx img"]}"></picture></a>{controls}'
+        f'{_display_size(ex, "wide")} style="{STYLES[".tlx img"]}"></picture></a>{controls}'
         f"{_DATA_OPEN}{data}</script>"
         f"<script>{PLAYER_JS}</script></div>"
     )
+
+
+def _display_size(ex, layout: str) -> str:
+    """图在网页上显示多大：1 英寸 = 100 CSS px（``SCREEN_DPI``，和 JupyterLab 里的活图一样），栏比它窄时再按比例缩小。
+    PNG 按 ``frame_dpi`` 画得更细，所以显示尺寸要写明，不然浏览器按 PNG 的像素数显示、图就大了 1.5 倍。"""
+    width, height = ex.figure_pixels(layout=layout, dpi=SCREEN_DPI)
+    return f'width="{width}" height="{height}"'
 
 
 def _smallest_text(ex, layout: str, params) -> float:
