@@ -163,10 +163,15 @@ def test_one_search_entry_and_the_book_title_is_visible(site, browser, server, v
                        return r.width > 0 && r.height > 0 && s.visibility !== 'hidden' && s.display !== 'none'; })
         .map(e => e.className || e.id)""")
     assert len(searches) == 1, f"{viewport['width']} px：看得见的搜索入口有 {len(searches)} 个：{searches}"
-    title = page.evaluate("""() => { const el = [...document.querySelectorAll('a, p, span, h1, div')]
-        .find(e => e.children.length === 0 && e.textContent.trim() === 'Transformer 实验室'); if (!el) return null;
-        const r = el.getBoundingClientRect(); if (!r.width) return 'hidden';
-        const top = document.elementFromPoint(r.left + r.width / 2, r.top + r.height / 2);
-        return el.contains(top) || top.contains(el) ? 'visible' : 'covered by ' + top.className; }""")
+    title = page.evaluate("""() => {
+        const found = [...document.querySelectorAll('a, p, span, h1, div')]
+          .filter(e => e.children.length === 0 && e.textContent.trim() === 'Transformer 实验室');
+        const states = found.map(el => {
+          const r = el.getBoundingClientRect();
+          if (!r.width || r.right <= 0 || r.left >= innerWidth || r.bottom <= 0 || r.top >= innerHeight) return 'hidden';
+          const top = document.elementFromPoint(r.left + r.width / 2, r.top + r.height / 2);
+          return top && (el.contains(top) || top.contains(el)) ? 'visible' : 'covered by ' + (top && top.className);
+        });
+        return states.includes('visible') ? 'visible' : states.join('; ') || 'missing'; }""")
     context.close()
     assert title == "visible", f"{viewport['width']} px：书名 {title}"
