@@ -13,6 +13,7 @@
 存放位置：环境变量 ``TRANSFORMER_LAB_CACHE`` 指定的文件夹；没有就用用户的缓存目录
 （Linux ``~/.cache/transformer-lab``，macOS ``~/Library/Caches/transformer-lab``，Windows ``%LOCALAPPDATA%``）。
 设 ``TRANSFORMER_LAB_CACHE=off`` 就完全不读不写（每次都重算）。删掉这个文件夹也没关系：下次再算一遍。
+每个实验只留最近用过的 ``KEEP_VERSIONS`` 份代码版本的结果，改代码改得再多，硬盘上也不会越攒越多。
 本模块只依赖 NumPy 和标准库。
 """
 
@@ -65,10 +66,37 @@ def _code_digest() -> str:
     return h.hexdigest()
 
 
-def _key(name: str, args: tuple) -> str:
-    parts = [name, repr(args), _code_digest(), np.__version__, f"{sys.version_info[0]}.{sys.version_info[1]}",
-             platform.machine()]
-    return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:24]
+KEEP_VERSIONS = 3  # 每个实验最多留几份代码版本的结果（最近用过的几份），更早的删掉，硬盘不会越攒越多
+
+
+def _version() -> str:
+    """代码版本：包的源文件 + NumPy + Python + 机器架构。"""
+    parts = [_code_digest(), np.__version__, f"{sys.version_info[0]}.{sys.version_info[1]}", platform.machine()]
+    return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:12]
+
+
+def _path(folder: Path, name: str, args: tuple) -> Path:
+    """``<实验名>-<代码版本>-<参数>.npz``：文件名里分开写代码版本，才认得出哪些是旧版本留下的。"""
+    return folder / f"{name}-{_version()}-{hashlib.sha256(repr(args).encode()).hexdigest()[:12]}.npz"
+
+
+def _evict_old_versions(folder: Path, name: str) -> None:
+    """同一个实验只留最近用过的 ``KEEP_VERSIONS`` 份代码版本（按文件的修改时间），其余的删掉。"""
+    versions: dict[str, float] = {}
+    files = list(folder.glob(f"{name}-????????????-????????????.npz"))
+    for path in files:
+        version = path.name[len(name) + 1:len(name) + 13]
+        try:
+            versions[version] = max(versions.get(version, 0.0), path.stat().st_mtime)
+        except OSError:
+            continue
+    keep = set(sorted(versions, key=versions.get, reverse=True)[:KEEP_VERSIONS])
+    for path in files:
+        if path.name[len(name) + 1:len(name) + 13] not in keep:
+            try:
+                path.unlink()
+            except OSError:
+                pass  # 别的进程刚删掉，或没有权限：不影响结果
 
 
 # ---------------------------------------------------------------- 结构 ↔ (JSON 描述, 数组)
@@ -153,15 +181,18 @@ def stored(name: str, compute: Callable[[], Any], *args: Any) -> Any:
     folder = cache_folder()
     if folder is None:
         return freeze(compute())
-    path = folder / f"{name}-{_key(name, args)}.npz"
+    path = _path(folder, name, args)
     if path.exists():
         try:
-            return freeze(_load(path))
+            value = _load(path)
+            os.utime(path)  # 记下"最近用过"：清理旧版本时按它排先后
+            return freeze(value)
         except (OSError, ValueError, KeyError, json.JSONDecodeError):
             pass  # 坏文件（比如被别的程序截断）：当作没有，重算并覆盖
     value = compute()
     try:
         _save(path, value)
+        _evict_old_versions(folder, name)
     except OSError:
         pass
     return freeze(value)
