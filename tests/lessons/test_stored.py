@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pytest
 
+from transformer_lab import _cache
 from transformer_lab.lessons import stored as st
 from transformer_lab.lessons.optim import Run
 
@@ -60,37 +63,20 @@ def test_different_arguments_or_code_give_a_different_file(folder, monkeypatch):
     st.stored("钥匙", lambda: np.zeros(1), 0)
     st.stored("钥匙", lambda: np.zeros(1), 1)
     assert len(list(folder.glob("钥匙-*.npz"))) == 2
-    monkeypatch.setattr(st, "_code_digest", lambda: "改过的代码")
+    monkeypatch.setattr(_cache, "code_version", lambda *extra: "0123456789ab")
     calls = []
     st.stored("钥匙", lambda: calls.append(1) or np.zeros(1), 0)
     assert calls == [1] and len(list(folder.glob("钥匙-*.npz"))) == 3  # 代码一改就重算，不用旧结果
 
 
-def test_only_the_most_recently_used_code_versions_are_kept(folder, monkeypatch):
-    """每个实验只留 KEEP_VERSIONS 份代码版本：第 4 份写下时，最久没用过的那份（连同它的各个参数）被删掉；
-    别的实验的文件不动；刚读过的旧版本算"最近用过"。"""
-    import os
-
-    other = st.stored("别的实验", lambda: np.zeros(1), 0)
-    for i, version in enumerate(["v1", "v2", "v3"]):
-        monkeypatch.setattr(st, "_code_digest", lambda v=version: v)
-        for seed in (0, 1):
-            st.stored("版本", lambda: np.full(1, float(i)), seed)
-            for path in folder.glob("版本-*.npz"):  # 修改时间分出先后（同一秒里写下的文件也排得开）
-                if st._version() not in path.name:
-                    os.utime(path, (path.stat().st_atime, path.stat().st_mtime - 10))
-    monkeypatch.setattr(st, "_code_digest", lambda: "v1")
-    assert st.stored("版本", lambda: np.full(1, 99.0), 0).tolist() == [0.0]  # v1 还在，读它一次
-    monkeypatch.setattr(st, "_code_digest", lambda: "v4")
-    st.stored("版本", lambda: np.full(1, 3.0), 0)
-    versions = {p.name.split("-")[1] for p in folder.glob("版本-*.npz")}
-    expected = set()
-    for v in ("v1", "v3", "v4"):
-        monkeypatch.setattr(st, "_code_digest", lambda v=v: v)
-        expected.add(st._version())
-    assert versions == expected  # v2 最久没用过，被删掉；v1 刚读过，留下
-    assert len(list(folder.glob("版本-*.npz"))) == 5 and other.tolist() == [0.0]
-    assert len(list(folder.glob("别的实验-*.npz"))) == 1
+def test_old_code_versions_are_cleaned_up_when_a_new_one_is_stored(folder, monkeypatch):
+    """清理的规则本身在 tests/test_cache.py 里测；这里只看 stored 真的调用了它：第 4 个代码版本写下时，最早的没了。"""
+    for version in ("aaaaaaaaaaaa", "bbbbbbbbbbbb", "cccccccccccc", "dddddddddddd"):
+        monkeypatch.setattr(_cache, "code_version", lambda *extra, v=version: v)
+        st.stored("清理", lambda: np.zeros(1), 0)
+        for path in folder.glob("清理-*.npz"):
+            os.utime(path, (0, path.stat().st_mtime - 1))  # 先写的更旧（同一秒里写下的也排得开）
+    assert sorted(p.name.split("-")[1] for p in folder.glob("清理-*.npz")) == ["b" * 12, "c" * 12, "d" * 12]
 
 
 def test_a_corrupted_file_is_recomputed(folder):

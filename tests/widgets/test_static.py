@@ -16,6 +16,7 @@ from conftest import call, check_error, error_table_test
 from helpers.html_scripts import Page, script_end, scripts
 from helpers.tiny_view import NASTY, Exploding, Labels, Titled, tiny
 
+import transformer_lab as tl
 from transformer_lab.plot.figure import NARROW_WIDTH
 from transformer_lab.widgets.explorable import FRAME_CAP, Explorable, Slider
 from transformer_lab.widgets.static import (ALL_FRAMES_ENV, FRAME_SOURCES_JS, LAYOUTS, NARROW_MEDIA, PLAYER_JS, STYLES,
@@ -282,3 +283,52 @@ ERROR_CASES = [
      r"「直线」要预先画 3 帧（a 的 3 个取值），超过了上限 max_frames=2"),
 ]
 test_documented_errors = error_table_test(ERROR_CASES)
+
+
+# ---------------------------------------------------------------- 帧的硬盘缓存
+
+
+def same_ids(text: str) -> str:
+    """每次写出的 HTML 里元素 id 的序号不同（同一页上的两张图不能同 id）；比较内容时把序号抹掉。"""
+    return re.sub(r"tlx-[0-9a-f]{8}-\d+", "tlx-id", text)
+
+
+def test_frames_drawn_once_are_read_back_from_the_disk_cache(tmp_path, monkeypatch):
+    """同一张图第二次写成 HTML 时一帧都不再画，读回的 HTML 逐字相同；缓存关掉时每次都画。"""
+    monkeypatch.setenv("TRANSFORMER_LAB_CACHE", str(tmp_path))
+    drawn = []
+
+    def counted():
+        ex = tiny()
+        ex.cache_key = lambda: "直线-测试"  # 测试里的画图类不在包里，默认不缓存；这里只测缓存本身
+        original = ex.png
+        ex.png = lambda *a, **k: drawn.append(1) or original(*a, **k)
+        return ex
+
+    first = same_ids(counted().static_html())
+    assert len(drawn) == 6 and len(list(tmp_path.glob("frames-*.json"))) == 1  # 3 帧 × 2 种版式
+    assert same_ids(counted().static_html()) == first and len(drawn) == 6
+    monkeypatch.setenv("TRANSFORMER_LAB_CACHE", "off")
+    assert same_ids(counted().static_html()) == first and len(drawn) == 12
+
+
+def test_a_broken_cache_file_is_redrawn(tmp_path, monkeypatch):
+    monkeypatch.setenv("TRANSFORMER_LAB_CACHE", str(tmp_path))
+    ex = tiny()
+    ex.cache_key = lambda: "坏文件"
+    first = same_ids(ex.static_html())
+    (path,) = tmp_path.glob("frames-*.json")
+    path.write_text('{"frames": {"wide": ["x"]}}', encoding="utf-8")  # 帧数对不上
+    again = tiny()
+    again.cache_key = lambda: "坏文件"
+    assert same_ids(again.static_html()) == first
+
+
+def test_only_figures_drawn_by_the_package_with_known_data_are_cached():
+    assert tiny().cache_key() is None  # 画图类在测试里：它的代码改了，包的代码版本看不出来
+    ex = tl.explore.scaling_saturation()
+    assert ex.cache_key() == tl.explore.scaling_saturation().cache_key()
+    assert ex.cache_key() != tl.explore.scaling_saturation(seed=1).cache_key()
+    assert ex.cache_key() != tl.explore.scaling_saturation(num_keys=9).cache_key()
+    odd = Explorable(ex.view, ex.sliders, title=ex.title, alt=ex.alt, data={**ex.data, "seed": object()})
+    assert odd.cache_key() is None  # 认不出内容的对象：不缓存

@@ -36,6 +36,7 @@ from typing import Any, Mapping, Protocol
 
 import numpy as np
 
+from .._cache import fingerprint
 from ..plot.figure import NARROW, NARROW_WIDTH, SCREEN_DPI, WIDE, Layout, TextItem
 from .blit import BlitFigure
 from .slider import Slider
@@ -264,9 +265,18 @@ class Explorable:
         return self._drawn(layout, dpi).texts()
 
     def figure_pixels(self, layout: str = WIDE, dpi: int = LIVE_DPI) -> tuple[int, int]:
-        """这种版式的图有多少像素（宽、高）。"""
-        width, height = self._drawn(layout, dpi).fig.canvas.get_width_height()
-        return width, height
+        """这种版式的图有多少像素（宽、高）：英寸 × dpi，不用真的建图。"""
+        return self.layout(layout, dpi).pixels
+
+    def cache_key(self) -> str | None:
+        """这张图全部帧的钥匙（``static.py`` 按它把帧存到硬盘上）：画图的类、固定数据的内容、滑块、大小和 dpi
+        都一样，画出来的帧就一样（包的代码另由 ``_cache.code_version`` 管）。画图的类不在本包里（notebook、测试
+        里临时写的），或固定数据里有认不出内容的对象时，返回 None：不缓存。"""
+        data = fingerprint(dict(self.data))
+        if data is None or not self.view.__module__.startswith("transformer_lab."):
+            return None
+        return "\n".join([f"{self.view.__module__}.{self.view.__qualname__}", data, repr(self.sliders),
+                          repr((self.size, self.ncols, self.narrow_size, self.frame_dpi)), self.title, self.alt])
 
     # ---------------------------------------------------------------- 在 Jupyter 里显示
 

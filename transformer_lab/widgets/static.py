@@ -42,6 +42,9 @@ import unicodedata
 from pathlib import Path
 from types import MappingProxyType
 
+import matplotlib
+
+from .. import _cache
 from ..plot.figure import SCREEN_DPI
 
 __all__ = ["ALL_FRAMES_ENV", "FRAME_SOURCES_JS", "NARROW_MEDIA", "PLAYER_JS", "STYLES", "LAYOUTS", "wants_all_frames",
@@ -133,14 +136,7 @@ def render_html(ex, all_frames: bool = True) -> str:
         )
     _check_frame_count(ex)
     grid = ex.grid()
-    frames, text_px = {}, {}
-    for layout in LAYOUTS:
-        frames[layout], smallest = [], float("inf")
-        for p in grid:
-            png = ex.png(p, palette=True, layout=layout, dpi=ex.frame_dpi)
-            smallest = min(smallest, _smallest_text(ex, layout, p))
-            frames[layout].append(_b64(png))
-        text_px[layout] = round(smallest * ex.frame_dpi / 72, 2)  # 最小的字在 PNG 上有几个像素
+    frames, text_px = _all_frames(ex, grid)
     alts = [ex.alt_text(**p) for p in grid]
     idx = grid.index(start)
     uid = _element_id(ex.title)
@@ -159,6 +155,44 @@ def render_html(ex, all_frames: bool = True) -> str:
         f"{_DATA_OPEN}{data}</script>"
         f"<script>{PLAYER_JS}</script></div>"
     )
+
+
+def _draw_all_frames(ex, grid) -> tuple[dict[str, list[str]], dict[str, float]]:
+    """两种版式的每一帧（base64 的 PNG）和每种版式最小的字在 PNG 上有几个像素。"""
+    frames, text_px = {}, {}
+    for layout in LAYOUTS:
+        frames[layout], smallest = [], float("inf")
+        for p in grid:
+            png = ex.png(p, palette=True, layout=layout, dpi=ex.frame_dpi)
+            smallest = min(smallest, _smallest_text(ex, layout, p))
+            frames[layout].append(_b64(png))
+        text_px[layout] = round(smallest * ex.frame_dpi / 72, 2)
+    return frames, text_px
+
+
+def _all_frames(ex, grid) -> tuple[dict[str, list[str]], dict[str, float]]:
+    """``_draw_all_frames``，画过的从硬盘缓存里读（``_cache.py``）：建网站的内核和测试进程画的是同一批图，
+    谁先画谁存，另一个直接读。钥匙是 ``ex.cache_key()`` 加上包的代码版本和 matplotlib 版本、字体。"""
+    key, folder = ex.cache_key(), _cache.cache_folder()
+    if key is None or folder is None:
+        return _draw_all_frames(ex, grid)
+    version = _cache.code_version(f"matplotlib {matplotlib.__version__}", *matplotlib.rcParams["font.sans-serif"][:1])
+    path = _cache.entry_path(folder, "frames", version, key, ".json")
+    try:
+        saved = json.loads(path.read_text(encoding="utf-8"))
+        if all(len(saved["frames"][layout]) == len(grid) for layout in LAYOUTS):
+            _cache.touch(path)
+            return saved["frames"], saved["text_px"]
+    except (OSError, ValueError, KeyError, TypeError):
+        pass  # 没有、坏了或对不上：重画
+    frames, text_px = _draw_all_frames(ex, grid)
+    try:
+        text = json.dumps({"frames": frames, "text_px": text_px}).encode("utf-8")
+        _cache.write_atomically(path, lambda handle: handle.write(text))
+        _cache.evict_old_versions(folder, "frames", ".json")
+    except OSError:
+        pass
+    return frames, text_px
 
 
 def _display_size(ex, layout: str) -> str:
