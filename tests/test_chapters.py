@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import check_error
+from conftest import check_error, error_table_test
 
 from transformer_lab import chapters, quiz
 from transformer_lab.chapters import CHAPTERS, Chapter
@@ -143,22 +143,6 @@ def test_helpers():
     assert chapters.chapter(4).heading == "第 4 章 计算四步：点积 → 缩放 → Softmax → 加权求和"
 
 
-LAST = CHAPTERS[-1].number
-ERROR_CASES = [
-    ("chapter-past-the-end", lambda: chapters.chapter(LAST + 1), VE, rf"chapter 必须是本书的章号 1 到 {LAST} 之一，收到 {LAST + 1}"),
-    ("chapter-zero", lambda: chapters.chapter(0), VE, r"chapter 必须是正整数（>= 1），收到的是 0"),
-    ("chapter-str", lambda: chapters.chapter("4"), TE, r"chapter 必须是正整数.*'4'"),
-    ("chapter-bool", lambda: chapters.chapter(True), TE, r"chapter 必须是正整数"),
-    ("chapter-float", lambda: chapters.chapter(4.0), TE, r"chapter 必须是正整数"),
-    ("chapter-name", lambda: chapters.chapter(LAST + 1, "n"), VE, rf"n 必须是本书的章号.*收到 {LAST + 1}"),
-]
-
-
-@pytest.mark.parametrize("fn, exc, pattern", [c[1:] for c in ERROR_CASES], ids=[c[0] for c in ERROR_CASES])
-def test_error_cases(fn, exc, pattern):
-    check_error(fn, exc, pattern)
-
-
 def test_the_range_in_the_message_follows_the_table(monkeypatch):
     """报错里的章号范围来自表，不是写死的“1 到 8”：表里多一章，第 9 章就合法了，范围也跟着变。"""
     nine = Chapter(9, "09_next", "下一章", "下一章")
@@ -242,3 +226,15 @@ def test_quiz_check_can_fail():
     assert quiz_problems(CHAPTERS, every) == []
     assert quiz_problems((*CHAPTERS, NINE), every) == ["第 9 章在自测里一道题也没有"]
     assert quiz_problems(CHAPTERS, [*every, 12]) == ["有题考的是第 12 章，章节表里没有这一章"]
+
+
+LAST = CHAPTERS[-1].number
+ERROR_CASES = [
+    ("chapter-past-the-end", lambda: chapters.chapter(LAST + 1), VE, rf"chapter 必须是本书的章号 1 到 {LAST} 之一，收到 {LAST + 1}"),
+    ("chapter-zero", lambda: chapters.chapter(0), VE, r"chapter 必须是正整数（>= 1），收到的是 0"),
+    ("chapter-str", lambda: chapters.chapter("4"), TE, r"chapter 必须是正整数.*'4'"),
+    ("chapter-bool", lambda: chapters.chapter(True), TE, r"chapter 必须是正整数"),
+    ("chapter-float", lambda: chapters.chapter(4.0), TE, r"chapter 必须是正整数"),
+    ("chapter-name", lambda: chapters.chapter(LAST + 1, "n"), VE, rf"n 必须是本书的章号.*收到 {LAST + 1}"),
+]
+test_documented_errors = error_table_test(ERROR_CASES)

@@ -2,7 +2,7 @@
 
 import numpy as np
 import pytest
-from conftest import check_error
+from conftest import error_table_test
 from real_models import e5, minilm  # noqa: F401  (fixture)
 
 from transformer_lab.pretrained import measures, sentences
@@ -134,9 +134,4 @@ ERROR_CASES = [
                                                               ("animal", "street")), ValueError,
      r"expected 要给每一句写明.*收到 2 句、\['animal', 'dog'\]"),
 ]
-
-
-@pytest.mark.parametrize("case", ERROR_CASES, ids=[c[0] for c in ERROR_CASES])
-def test_documented_errors(case):
-    _, fn, exc, pattern = case
-    check_error(fn, exc, pattern)
+test_documented_errors = error_table_test(ERROR_CASES)

@@ -10,7 +10,7 @@ import re
 import nbformat
 import numpy as np
 import pytest
-from conftest import check_error
+from conftest import check_error, error_table_test
 
 import transformer_lab as tl
 from transformer_lab import chapters, quiz
@@ -172,19 +172,6 @@ def test_notebook_self_test_uses_the_same_bank():
         assert tl.self_test(c.number).count == sum(q.chapter == c.number for q in BANK) > 0
 
 
-ERROR_CASES = [
-    ("self_test-past-the-end", lambda: tl.self_test(LAST + 1), VE, rf"chapter 必须是本书的章号 1 到 {LAST} 之一，收到 {LAST + 1}"),
-    ("self_test-zero", lambda: tl.self_test(0), VE, r"chapter 必须是正整数"),
-    ("self_test-str", lambda: tl.self_test("4"), TE, r"chapter 必须是正整数.*'4'"),
-    ("quiz-self_test-str", lambda: quiz.self_test(4.0), TE, r"chapter 必须是正整数.*4\.0"),
-]
-
-
-@pytest.mark.parametrize("fn, exc, pattern", [c[1:] for c in ERROR_CASES], ids=[c[0] for c in ERROR_CASES])
-def test_error_cases(fn, exc, pattern):
-    check_error(fn, exc, pattern)
-
-
 def test_questions_refuses_a_repeated_qid(monkeypatch):
     """两个题库里出现同一个 qid（网页上的 id 会撞）：汇总时报错，说出是哪个。"""
     class Twice:
@@ -211,3 +198,12 @@ def test_the_page_inserts_the_bank_instead_of_copying_it():
     page = (ROOT / "book" / "self_test.md").read_text(encoding="utf-8")
     assert "```{self-test}" in page and "tl.self_test()" in page
     assert not any(q.prompt[:12] in page for q in BANK)
+
+
+ERROR_CASES = [
+    ("self_test-past-the-end", lambda: tl.self_test(LAST + 1), VE, rf"chapter 必须是本书的章号 1 到 {LAST} 之一，收到 {LAST + 1}"),
+    ("self_test-zero", lambda: tl.self_test(0), VE, r"chapter 必须是正整数"),
+    ("self_test-str", lambda: tl.self_test("4"), TE, r"chapter 必须是正整数.*'4'"),
+    ("quiz-self_test-str", lambda: quiz.self_test(4.0), TE, r"chapter 必须是正整数.*4\.0"),
+]
+test_documented_errors = error_table_test(ERROR_CASES)
