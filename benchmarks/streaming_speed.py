@@ -14,9 +14,9 @@
 from __future__ import annotations
 
 import inspect
+import os
 import platform
 import sys
-import time
 
 import _harness  # noqa: F401  单线程 BLAS：须在导入 NumPy 之前
 import numpy as np

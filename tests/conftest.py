@@ -147,3 +147,15 @@ def page(browser, server):
     assert not pg.external, f"页面试图访问外部地址：{pg.external}"
     assert not pg.errors, f"浏览器控制台报错：{pg.errors}"
     context.close()
+
+
+# ---------------------------------------------------------------- 慢测试的标记（python dev.py check 跳过它们）
+# 要建网站、开浏览器或 JupyterLab 的测试都标成 slow：作者改完代码先跑 ``python dev.py check``（几十秒），
+# 提交前再跑完整的 ``python dev.py test``。
+SLOW_FIXTURES = frozenset({"site", "server", "browser", "page", "lab"})
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if SLOW_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.slow)
