@@ -157,6 +157,13 @@ def test_relative_dot_and_rope_narrow_stack_panels_with_two_line_titles():
     assert "随机的 q, k" not in _title(_texts(tl.explore.rope_scores(), "narrow"), "RoPE")
 
 
+def test_relative_dot_names_the_second_position_p_prime_not_q():
+    ex = tl.explore.relative_dot()
+    for layout in ("wide", "narrow"):
+        texts = _texts(ex, layout)
+        assert "位置 $p'$" in texts and not any("PE(q)" in t or "位置 q" in t for t in texts)  # q 在书里是查询
+
+
 ERROR_CASES = [
     ("ch06-pe-table-base", lambda: tl.explore.pe_table(base=1.0), ValueError, r"base 必须大于 1"),
     ("ch06-rope-seed", lambda: tl.explore.rope_scores(seed=-1), ValueError, r"seed 必须是非负整数"),

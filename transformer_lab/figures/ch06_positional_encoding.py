@@ -277,23 +277,26 @@ DOT_D_GRID, BASE_GRID, DOT_T = (8, 16, 32, 64, 128), (10.0, 100.0, 1000.0, 10000
 
 
 class _RelativeDotView:
-    """左：cos 相似度 PE(p)·PE(q) / (D/2) 的热力图（对角线上颜色相同）；右：它随相隔 k 的变化。"""
+    """余弦相似度 PE(p)·PE(p′) / (D/2) 的热力图（对角线上颜色相同）和它随相隔 k 的变化（宽版左右排，窄版上下排）。
+
+    第二个位置写 p′，不写 q：q 在书里是查询。
+    """
 
     def __init__(self, fig, axes, layout, tables, curves):
         self.tables, self.curves, self.narrow = tables, curves, layout.narrow
         heat, line = axes
         self.image = heat.imshow(np.zeros((DOT_T, DOT_T)), cmap=CMAP, vmin=-1, vmax=1, interpolation="nearest")
         fig.colorbar(self.image, ax=heat, shrink=0.8)
-        heat.set_xlabel("位置 q")
-        heat.set_ylabel("位置 p")
-        heat.set_title(r"$PE(p)\cdot PE(q)\,/\,(d_{model}/2)$" + ("" if layout.narrow else "：只看 p − q"), fontsize=10)
+        heat.set_xlabel("位置 $p'$")
+        heat.set_ylabel("位置 $p$")
+        heat.set_title(r"$PE(p)\cdot PE(p')\,/\,(d_{model}/2)$" + ("" if layout.narrow else r"：只看 $p - p'$"), fontsize=10)
         k = np.arange(DOT_T)
         self.k = k
         self.curve = line.plot(k, np.zeros(DOT_T), "o-", color=SIN_COLOR, ms=3, lw=1.5)[0]
         line.axhline(0, color="0.7", lw=0.8)
         line.set_xlim(0, DOT_T - 1)
         line.set_ylim(-1.05, 1.05)
-        line.set_xlabel("相隔 k = |p − q| 个位置")
+        line.set_xlabel(r"相隔 $k = |p - p'|$ 个位置")
         line.set_ylabel("余弦相似度")
         line.grid(alpha=0.3)
         self.line_title = line.set_title(" ", fontsize=10)
@@ -314,7 +317,7 @@ class _RelativeDotView:
 
 
 def relative_dot() -> Explorable:
-    """第 6 章：拖动 d_model 和 base，看 PE(p)·PE(q) 只取决于 p - q，以及它怎样随相隔变远而变小。
+    """第 6 章：拖动 d_model 和 base，看 PE(p)·PE(p′) 只取决于 p - p′，以及它怎样随相隔变远而变小。
 
     Returns
     -------
