@@ -153,8 +153,8 @@ def rnn_memory_decay(T: int = 60, d_in: int = 4, d_h: int = 16, seed: int = 1) -
             Slider("input_scale", INPUT_GRID, label="输入强度", default=0.5, continuous=True, step=0.05),
         ],
         title="RNN 里第 1 个词的影响：衰减还是爆炸",
-        alt=(f"放大倍数 g = {{gain}}、输入强度 {{input_scale}} 时，左图是第 1 个词对第 t 步隐状态的影响力随 t 的变化"
-             f"（对数纵轴，t = 1 到 {T}），右图是隐状态的大小；实线有 tanh，虚线去掉 tanh。"),
+        alt=(f"放大倍数 g = {{gain}}、输入强度 {{input_scale}} 时，第一张子图是第 1 个词对第 t 步隐状态的影响力随 t 的变化"
+             f"（对数纵轴，t = 1 到 {T}），第二张子图是隐状态的大小；实线有 tanh，虚线去掉 tanh。"),
         size=(6.8, 4.0),
         ncols=2,
         narrow_size=(3.6, 7.0),
@@ -266,8 +266,8 @@ def queue_vs_direct(T_max: int = 64, gain: float = 0.9, input_scale: float = 0.5
         data={"rnn_influence": np.linalg.norm(jac, ord=2, axis=(-2, -1)), "attention": attention, "gain": gain},
         sliders=[Slider("T", grid, label="句子长度 T", default=16 if 16 in grid else grid[-1], continuous=True)],
         title="排队传话 vs 一步直达",
-        alt=("句子长度 T = {T}：左图中 RNN 的 T 个词沿对角线一轮一个地算完，注意力的所有词都在第 1 轮算完；"
-             "右图是第 s 个词占最后一个词所受影响的比例（两条线各自加起来是 1），RNN 离得越远越小，"
+        alt=("句子长度 T = {T}：第一张子图中 RNN 的 T 个词沿对角线一轮一个地算完，注意力的所有词都在第 1 轮算完；"
+             "第二张子图是第 s 个词占最后一个词所受影响的比例（两条线各自加起来是 1），RNN 离得越远越小，"
              "注意力集中在第 1 个词上。"),
         size=(6.8, 4.0),
         ncols=2,

@@ -156,8 +156,8 @@ def attention_explorer(sentence: str = "animal") -> Explorable:
         sliders=[Slider("query", s.tokens, label="查询词", default=s.tokens[s.pronoun]),
                  Slider("turn", TURNS, label="讨论轮次", default=TURNS[1])],
         title=f"点一个词，看它在听谁：{text}",
-        alt=f"句子「{text}」中，「{{query}}」在{{turn}}分给全句每个词的注意力权重：左边柱状图是这一行，"
-            f"右边是整张权重矩阵，这一行加了红框。{ILLUSTRATIVE_NOTE}。",
+        alt=f"句子「{text}」中，「{{query}}」在{{turn}}分给全句每个词的注意力权重：第一张子图的柱子是这一行，"
+            f"第二张子图是整张权重矩阵，这一行加了红框。{ILLUSTRATIVE_NOTE}。",
         size=(6.8, 3.9),
         narrow_size=(3.6, 7.6),
         ncols=2,
