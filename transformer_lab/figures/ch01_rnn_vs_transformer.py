@@ -71,6 +71,8 @@ class _MemoryView:
         self.t = np.arange(1, T + 1)
         self.narrow = layout.narrow
         self.axes, self.suptitle = axes, fig.suptitle(" ", fontsize=TITLE_PT + 1)
+        if layout.narrow:  # 上下叠的两张子图：总标题、子图标题和上一张的横轴标签之间多留一点空，不挤成一团
+            fig.get_layout_engine().set(h_pad=0.1)
         left, right = axes
         self.infl = left.plot(self.t, self.t, "-", color=_RNN_COLOR, lw=2, label="真实 RNN（有 tanh）")[0]
         self.infl_lin = left.plot(self.t, self.t, "--", color=_LINEAR_COLOR, lw=1.5,
@@ -186,6 +188,8 @@ class _QueueView:
         T_max = rnn_influence.shape[0]
         self.axes, self.gain, self.suptitle = axes, gain, fig.suptitle(" ", fontsize=TITLE_PT + 1)
         self.narrow = layout.narrow
+        if layout.narrow:  # 同 _MemoryView：上下叠时多留一点空
+            fig.get_layout_engine().set(h_pad=0.1)
         left, right = axes
         self.rnn_dots = left.plot([], [], "s", color=_RNN_COLOR, ms=3.5, label="RNN：第 t 个词在第 t 轮算完")[0]
         self.attn_dots = left.plot([], [], "o", color=_ATTN_COLOR, ms=3.5, label="注意力：所有词在第 1 轮算完")[0]
@@ -431,5 +435,5 @@ def direct_attention_map(weights: np.ndarray, tokens: list[str] | tuple[str, ...
         alt=(f"{T}×{T} 的注意力权重表，行是提问的词、列是被关注的词：{'、'.join(tokens)}。最后一行“{query}”加了红框，"
              f"它把 {weights[-1].max():.2f} 的权重给了“{target}”。" + ("手工设计的示意，不是训练所得。" if designed else "")),
         size=(5.6, 5.0),
-        narrow_size=(3.6, 4.95),
+        narrow_size=(3.6, 4.5),  # 方格子的热力图刚好占满：再高只会在上下留白
     )
