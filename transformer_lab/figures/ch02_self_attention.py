@@ -45,10 +45,14 @@ def _wrap_sentence(text: str, width: int = _NARROW_LINE) -> str:
 
     Examples
     --------
-    >>> _wrap_sentence("The animal didn't cross the street because it was too tired.")
-    "The animal didn't cross the street\nbecause it was too tired."
-    >>> _wrap_sentence("小明把苹果递给小红，因为她饿了")
-    '小明把苹果递给小红，因为她饿了'
+    >>> print(_wrap_sentence("The animal didn't cross the street because it was too tired."))
+    The animal didn't cross the street
+    because it was too tired.
+    >>> print(_wrap_sentence("小明把苹果递给小红，因为她饿了"))
+    小明把苹果递给小红，因为她饿了
+    >>> print(_wrap_sentence("小明把苹果递给小红，因为她饿了", width=20))
+    小明把苹果递给小红，
+    因为她饿了
     """
     lines, line = [], ""
     for word in text.replace("，", "， ").split(" "):
