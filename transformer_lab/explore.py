@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import Callable
 
-from .figures.ch01_rnn_vs_transformer import queue_vs_direct, rnn_memory_decay
-from .figures.ch02_self_attention import attention_explorer, feature_heatmap, pronoun_shift
+from .figures.ch01_rnn_vs_transformer import direct_attention_map, queue_vs_direct, rnn_memory_decay, timing_curves
+from .figures.ch02_self_attention import attention_explorer, feature_heatmap, pronoun_shift, sentence_features
 from .figures.ch03_qkv import dot_vs_cosine, key_length_attention, learned_glasses, readout_scatter
 from .figures.ch04_four_steps import four_steps_shapes, scaling_saturation
 from .figures.ch05_multi_head import head_shape_tracer, head_specialisation, head_symmetry
@@ -44,7 +44,7 @@ CATALOG: tuple[Callable[..., Explorable], ...] = (
     reversal_training,
 )
 
-FIGURES = (feature_heatmap, readout_scatter, four_steps_shapes)
+FIGURES = (timing_curves, direct_attention_map, feature_heatmap, sentence_features, readout_scatter, four_steps_shapes)
 
 __all__ = ["CATALOG", "FIGURES", "catalog", *(f.__name__ for f in CATALOG + FIGURES)]
 
