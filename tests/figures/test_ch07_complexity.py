@@ -102,7 +102,7 @@ def test_measured_scaling_draws_the_measurements_and_their_slopes():
     legend = [t.text for t in ex.texts("wide") if "斜率" in t.text]
     assert sorted(legend) == sorted(["普通注意力（斜率 2.00）", "分块注意力（斜率 2.00）", "RNN（斜率 1.00）",
                                      "普通注意力（斜率 2.00）", "分块注意力（斜率 0.00）", "RNN（斜率 1.00）"])
-    assert "分块注意力的用时斜率 2.00、内存斜率 0.00" in ex.alt_text()
+    assert "分块注意力：用时斜率 2.00、内存斜率 0.00；RNN：用时斜率 1.00" in ex.alt_text()
 
 
 def test_measured_scaling_fits_a_noisy_line_like_polyfit():

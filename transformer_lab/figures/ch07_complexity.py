@@ -295,7 +295,7 @@ def measured_scaling(measured: Mapping) -> Explorable:
     measured = _check_measured(measured)
     slopes = {(kind, what): loglog_slope(measured["n"], measured[f"{kind}_{what}"]) for kind in KINDS for what in MEASURES}
     n = measured["n"]
-    said = "；".join(f"{label}的用时斜率 {_slope(slopes[kind, 'seconds'])}、内存斜率 {_slope(slopes[kind, 'bytes'])}"
+    said = "；".join(f"{label}：用时斜率 {_slope(slopes[kind, 'seconds'])}、内存斜率 {_slope(slopes[kind, 'bytes'])}"
                     for kind, label in KINDS.items())
     return Explorable(
         view=_TimingView,
@@ -303,7 +303,7 @@ def measured_scaling(measured: Mapping) -> Explorable:
         data={"measured": measured, "slopes": slopes},
         title="实测：用时和峰值内存随序列长度 n 怎样涨",
         alt=(f"两张对数–对数图，横轴是序列长度 n（{int(n.min())} 到 {int(n.max())}）：第一张是实测用时，第二张是实测的"
-             f"峰值额外内存，每张三条线：{said}。"),
+             f"峰值额外内存，每张三条线。{said}。"),
         size=(6.8, 3.3),
         ncols=2,
         narrow_size=(3.6, 6.2),
