@@ -16,7 +16,7 @@ from .figures.ch03_qkv import dot_vs_cosine, key_length_attention, learned_glass
 from .figures.ch04_four_steps import four_steps_shapes, scaling_saturation
 from .figures.ch05_multi_head import head_shape_tracer, head_specialisation, head_symmetry
 from .figures.ch06_positional_encoding import clock_hands, pe_table, relative_dot, rope_scores
-from .figures.ch07_complexity import cost_calculator, memory_calculator
+from .figures.ch07_complexity import cost_calculator, measured_scaling, memory_calculator
 from .figures.ch08_transformer_layer import depth_gradients, layer_norm_steps, layer_walkthrough, reversal_training
 from .widgets.explorable import Explorable
 
@@ -44,7 +44,8 @@ CATALOG: tuple[Callable[..., Explorable], ...] = (
     reversal_training,
 )
 
-FIGURES = (timing_curves, direct_attention_map, feature_heatmap, sentence_features, readout_scatter, four_steps_shapes)
+FIGURES = (timing_curves, direct_attention_map, feature_heatmap, sentence_features, readout_scatter, four_steps_shapes,
+           measured_scaling)
 
 __all__ = ["CATALOG", "FIGURES", "catalog", *(f.__name__ for f in CATALOG + FIGURES)]
 
