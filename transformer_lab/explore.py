@@ -12,7 +12,7 @@ from typing import Callable
 
 from .figures.ch01_rnn_vs_transformer import queue_vs_direct, rnn_memory_decay
 from .figures.ch02_self_attention import attention_explorer, feature_heatmap, pronoun_shift
-from .figures.ch03_qkv import dot_vs_cosine, key_length_attention, learned_glasses, readout_scatter
+from .figures.ch03_qkv import dot_vs_cosine, key_length_attention, learned_glasses, readout_scatter, swapped_glasses
 from .figures.ch04_four_steps import four_steps_shapes, scaling_saturation, sentence_attention, variance_growth
 from .figures.ch05_multi_head import head_shape_tracer, head_specialisation, head_symmetry
 from .figures.ch06_positional_encoding import clock_hands, pe_table, relative_dot, rope_scores
@@ -44,7 +44,7 @@ CATALOG: tuple[Callable[..., Explorable], ...] = (
     reversal_training,
 )
 
-FIGURES = (feature_heatmap, readout_scatter, sentence_attention, four_steps_shapes, variance_growth)
+FIGURES = (feature_heatmap, swapped_glasses, readout_scatter, sentence_attention, four_steps_shapes, variance_growth)
 
 __all__ = ["CATALOG", "FIGURES", "catalog", *(f.__name__ for f in CATALOG + FIGURES)]
 
