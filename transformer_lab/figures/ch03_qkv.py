@@ -293,7 +293,7 @@ def swapped_glasses(weights: np.ndarray, swapped: np.ndarray, tokens,
         title="换一副提问眼镜前后的注意力",
         alt=(f"两张注意力热力图（{'、'.join(tokens)}）：左（手机上是上）是{titles[0]}，右（下）是{titles[1]}；"
              "行是提问的词，列是被看的词，颜色越亮权重越大，每个格子里写着权重。").replace("$", ""),
-        size=(6.8, 3.6), ncols=2, narrow_size=(3.6, 6.6),
+        size=(6.8, 3.3), ncols=2, narrow_size=(3.6, 6.6),
     )
 
 
@@ -444,5 +444,5 @@ def learned_glasses(run: object = None, seed: int = 0) -> Explorable:
         sliders=[Slider("step", steps, label="训练步数", default=steps[-1])],
         title="眼镜是练出来的：从随机 W_Q、W_K 学出第 3 章的注意力（目标是设计的）",
         alt="训练第 {step} 步时，学出的眼镜给出的注意力权重（左），与第 3 章设计的眼镜给出的注意力（右）。",
-        size=(6.8, 3.7), ncols=2, narrow_size=(3.6, 6.6),
+        size=(6.8, 3.4), ncols=2, narrow_size=(3.6, 6.6),
     )
