@@ -256,7 +256,7 @@ def _attention_matrix(w: object, name: str, tokens: tuple) -> np.ndarray:
 
 def swapped_glasses(weights: np.ndarray, swapped: np.ndarray, tokens,
                     titles=("原来的提问眼镜 $W_Q$", "两列对调后的 $W_Q$"),
-                    note: str = "手工设计的示意，不是训练所得") -> Explorable:
+                    note: str = "手工设计的示意，不是训练所得"):  # 静态图：不标 -> Explorable（那是 CATALOG 的登记标志）
     """第 3 章：同一句话、同样的 K，只换提问眼镜 W_Q，注意力权重怎么变（静态图，两张热力图，两种版式）。
 
     Parameters
@@ -343,7 +343,7 @@ def _wrap_title(title: str, max_chars: int = 16) -> str:
 
 
 def readout_scatter(target: np.ndarray, predictions: dict[str, np.ndarray], errors: dict[str, float],
-                    title: str) -> Explorable:
+                    title: str):  # 静态图：不标 -> Explorable（见 swapped_glasses）
     """V = K 实验的散点图：横轴是正确答案，纵轴是"读者"的回答；落在对角线上 = 答对（静态图，两种版式）。
 
     Parameters
