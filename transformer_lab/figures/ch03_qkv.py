@@ -443,6 +443,6 @@ def learned_glasses(run: object = None, seed: int = 0) -> Explorable:
         data={"run": run, "example": example},
         sliders=[Slider("step", steps, label="训练步数", default=steps[-1])],
         title="眼镜是练出来的：从随机 W_Q、W_K 学出第 3 章的注意力（目标是设计的）",
-        alt="训练第 {step} 步时，学出的眼镜给出的注意力权重（左），与第 3 章设计的眼镜给出的注意力（右）。",
+        alt="训练第 {step} 步时，学出的眼镜给出的注意力权重（左，手机上是上），与第 3 章设计的眼镜给出的注意力（右，手机上是下）。",
         size=(6.8, 3.4), ncols=2, narrow_size=(3.6, 6.6),
     )
