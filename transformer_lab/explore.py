@@ -12,8 +12,8 @@ from typing import Callable
 
 from .figures.ch01_rnn_vs_transformer import direct_attention_map, queue_vs_direct, rnn_memory_decay, timing_curves
 from .figures.ch02_self_attention import attention_explorer, feature_heatmap, pronoun_shift, sentence_features
-from .figures.ch03_qkv import dot_vs_cosine, key_length_attention, learned_glasses, readout_scatter
-from .figures.ch04_four_steps import four_steps_shapes, scaling_saturation
+from .figures.ch03_qkv import dot_vs_cosine, key_length_attention, learned_glasses, readout_scatter, swapped_glasses
+from .figures.ch04_four_steps import four_steps_shapes, scaling_saturation, sentence_attention, variance_growth
 from .figures.ch05_multi_head import head_shape_tracer, head_specialisation, head_symmetry
 from .figures.ch06_positional_encoding import clock_hands, pe_table, relative_dot, rope_scores
 from .figures.ch07_complexity import cost_calculator, measured_scaling, memory_calculator
@@ -44,8 +44,8 @@ CATALOG: tuple[Callable[..., Explorable], ...] = (
     reversal_training,
 )
 
-FIGURES = (timing_curves, direct_attention_map, feature_heatmap, sentence_features, readout_scatter, four_steps_shapes,
-           measured_scaling)
+FIGURES = (timing_curves, direct_attention_map, feature_heatmap, sentence_features, swapped_glasses, readout_scatter,
+           sentence_attention, four_steps_shapes, variance_growth, measured_scaling)
 
 __all__ = ["CATALOG", "FIGURES", "catalog", *(f.__name__ for f in CATALOG + FIGURES)]
 
