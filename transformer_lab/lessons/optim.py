@@ -13,6 +13,8 @@
 
 from __future__ import annotations
 
+import time
+
 from collections.abc import Callable, Iterator, Mapping
 from types import MappingProxyType
 from typing import Any
@@ -190,7 +192,8 @@ def train_loop(params: Mapping[str, np.ndarray], loss_and_grads: Callable, step:
     Returns
     -------
     Run
-        ``losses`` (steps + 1,) 每一步更新前的损失（最后一个是训练完的损失）；``checkpoint_steps``；``checkpoints``。
+        ``losses`` (steps + 1,) 每一步更新前的损失（最后一个是训练完的损失）；``checkpoint_steps``；``checkpoints``；
+        ``seconds``：这次训练用了多少秒（结果存进硬盘缓存后，读出来的仍是当初训练时量的用时）。
 
     Raises
     ------
@@ -200,6 +203,7 @@ def train_loop(params: Mapping[str, np.ndarray], loss_and_grads: Callable, step:
     steps, every = check.positive_int(steps, "steps"), check.positive_int(checkpoint_every, "checkpoint_every")
     params, state = {name: np.array(w, dtype=float) for name, w in params.items()}, {}
     losses, saved, saved_steps = [], [], []
+    start = time.perf_counter()
     for i in range(steps + 1):
         loss, grads = loss_and_grads(params)
         check_not_diverged(loss, losses, i, getattr(step, "lr", "?"))
@@ -209,7 +213,7 @@ def train_loop(params: Mapping[str, np.ndarray], loss_and_grads: Callable, step:
             saved_steps.append(i)
         if i < steps:
             params, state = step(params, grads, state)
-    return Run(losses, saved_steps, saved)
+    return Run(losses, saved_steps, saved, seconds=time.perf_counter() - start)
 
 
 def gradient_descent(params: Mapping[str, np.ndarray], loss_and_grads: Callable, lr: float, steps: int,
