@@ -111,7 +111,7 @@ def test_sliders_fit_a_thumb_and_a_tap_opens_the_figure_full_size(site, browser,
     page.wait_for_load_state("networkidle")
     heights = page.evaluate("() => [...document.querySelectorAll('input.tlx-range')].map(e => e.getBoundingClientRect().height)")
     assert heights and min(heights) >= 44, heights
-    root = page.locator(".tlx").first
+    root = page.locator(".tlx").filter(has=page.locator("input.tlx-range")).first  # 第一张有滑块的图（静态图没有）
     zoom = root.locator("a.tlx-zoom")
     root.scroll_into_view_if_needed()
     first = zoom.get_attribute("href")
