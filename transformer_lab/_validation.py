@@ -145,6 +145,18 @@ def positive_real(x: object, name: str) -> float:
     return x
 
 
+def decay_rate(x: object, name: str) -> float:
+    """滑动平均的衰减率 β（Adam 的 beta1、beta2）：[0, 1) 里的实数。
+
+    β = 1 时旧值永远不变、新梯度一点也掺不进去，偏差修正 1 − βᵗ = 0 还会让参数变成 0/0 = NaN；β < 0 没有意义。
+    """
+    x = _real_number(x, name, "[0, 1) 里的实数")
+    if not 0 <= x < 1:
+        raise ValueError(f"{name} 必须在 [0, 1) 之内（滑动平均每步留下多少旧值），收到的是 {x}。"
+                         f"提示：常用 beta1=0.9、beta2=0.999；等于 1 时偏差修正 1 − βᵗ = 0，参数会变成 NaN。")
+    return x
+
+
 def one_of(value: object, name: str, valid: tuple[str, ...]) -> str:
     """检查 ``value`` 是 ``valid`` 里的一个字符串；报错时列出全部合法取值。"""
     shown = "、".join(repr(v) for v in valid)
@@ -267,10 +279,15 @@ def heads_divide(d_model: int, num_heads: int, source: str = "x 的最后一维"
 
 
 def token_ids(ids: object, name: str, vocab_size: int) -> np.ndarray:
-    """词编号 (token ids)：整数 NumPy 数组，非空，每个值在 [0, vocab_size) 之内。"""
+    """词编号 (token ids)：整数 NumPy 数组，非空，每个值在 [0, vocab_size) 之内；返回 np.intp 版本。
+
+    掩码数组拒绝（被掩掉的编号该当哪个词，不替你猜）；int8、uint16 这类窄整数转成 np.intp，
+    之后拿编号做加减（下一个词、偏移）不会回绕 (wrap)，例如 int8 的 127 + 1 不会变成 -128。
+    """
     if not isinstance(ids, np.ndarray):
         raise TypeError(f"{name} 必须是整数 NumPy 数组，收到的是 {describe(ids)}。"
                         f"提示：np.asarray({name}, dtype=int)。")
+    ids = plain_array(ids, name)
     if ids.dtype.kind not in "iu":
         raise TypeError(f"{name} 是词的编号，dtype 必须是整数，收到的是 dtype={ids.dtype}。"
                         f"提示：{name}.astype(int)（先确认里面都是整数）。")
@@ -281,7 +298,7 @@ def token_ids(ids: object, name: str, vocab_size: int) -> np.ndarray:
         where = tuple(int(i) for i in np.argwhere(bad)[0])
         raise ValueError(f"{name} 越界：词表只有 V={vocab_size} 个词，编号应在 [0, {vocab_size - 1}] 之内，"
                          f"收到位置 {where} 的值 {int(ids[where])}。")
-    return ids
+    return ids.astype(np.intp, copy=False)  # 都在 [0, V) 里：转换不会丢值
 
 
 def vector(v: object, name: str, length: int, hint: str = "") -> np.ndarray:

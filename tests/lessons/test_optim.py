@@ -62,5 +62,12 @@ ERROR_CASES = [
      r"checkpoint_every 必须是正整数.*1\.5"),
     ("train_loop-diverges", lambda: train_loop({"w": np.ones(1)}, lambda p: (float(p["w"][0] ** 2), {"w": 2 * p["w"]}),
                                                sgd(1.5), steps=50), VE, r"训练发散了.*lr=1\.5"),
+    ("adam-beta1-one", lambda: adam({"w": B}, {"w": B}, {}, lr=0.1, beta1=1.0), VE, r"beta1 必须在 \[0, 1\) 之内.*1\.0"),
+    ("adam-beta2-one", lambda: adam({"w": B}, {"w": B}, {}, lr=0.1, beta2=1), VE, r"beta2 必须在 \[0, 1\) 之内.*NaN"),
+    ("adam-beta1-negative", lambda: adam({"w": B}, {"w": B}, {}, lr=0.1, beta1=-0.1), VE, r"beta1 必须在 \[0, 1\)"),
+    ("adam-beta2-string", lambda: adam({"w": B}, {"w": B}, {}, lr=0.1, beta2="0.999"), TE, r"beta2 必须是.*字符串"),
+    ("adam-eps-zero", lambda: adam({"w": B}, {"w": B}, {}, lr=0.1, eps=0.0), VE, r"eps 必须是有限的正实数.*0\.0"),
+    ("adam_step-beta2-one", lambda: tl.optim.adam_step(0.1, beta2=1.0), VE, r"beta2 必须在 \[0, 1\) 之内"),
+    ("adam_step-eps-negative", lambda: tl.optim.adam_step(0.1, eps=-1e-8), VE, r"eps 必须是有限的正实数"),
 ]
 test_documented_errors = error_table_test(ERROR_CASES)

@@ -136,7 +136,9 @@ def adam(params: dict, grads: dict, state: dict, lr: float, beta1: float = 0.9, 
     Raises
     ------
     ValueError
-        ``grads`` 与 ``params`` 的键不同，或 ``lr`` 不是正数。
+        ``grads`` 与 ``params`` 的键不同，``lr`` 或 ``eps`` 不是正数，``beta1``、``beta2`` 不在 [0, 1) 之内。
+    TypeError
+        ``lr``、``beta1``、``beta2``、``eps`` 不是实数。
 
     Examples
     --------
@@ -147,7 +149,8 @@ def adam(params: dict, grads: dict, state: dict, lr: float, beta1: float = 0.9, 
     >>> new["a"].round(4), new["b"].round(4), state["t"]
     (array([0.9]), array([0.9]), 1)
     """
-    lr = check.positive_real(lr, "lr")
+    lr, eps = check.positive_real(lr, "lr"), check.positive_real(eps, "eps")
+    beta1, beta2 = check.decay_rate(beta1, "beta1"), check.decay_rate(beta2, "beta2")
     if set(grads) != set(params):
         raise ValueError(f"grads 的键必须与 params 相同：params 有 {sorted(params)}，grads 有 {sorted(grads)}。")
     t = state.get("t", 0) + 1
@@ -160,8 +163,15 @@ def adam(params: dict, grads: dict, state: dict, lr: float, beta1: float = 0.9, 
 
 
 def adam_step(lr: float, beta1: float = 0.9, beta2: float = 0.999, eps: float = 1e-8) -> Callable:
-    """Adam 写成 ``train_loop`` 要的走法 ``step(params, grads, state)``。"""
-    lr = check.positive_real(lr, "lr")
+    """Adam 写成 ``train_loop`` 要的走法 ``step(params, grads, state)``。
+
+    Raises
+    ------
+    TypeError, ValueError
+        与 ``adam`` 相同（``lr``、``eps`` 是正实数，``beta1``、``beta2`` 在 [0, 1) 之内）：造走法时就检查，不必等到第一步。
+    """
+    lr, eps = check.positive_real(lr, "lr"), check.positive_real(eps, "eps")
+    beta1, beta2 = check.decay_rate(beta1, "beta1"), check.decay_rate(beta2, "beta2")
 
     def step(params, grads, state):
         return adam(params, grads, state, lr, beta1, beta2, eps)
