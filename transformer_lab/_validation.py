@@ -8,6 +8,8 @@
 from __future__ import annotations
 
 import numbers
+import re
+from urllib.parse import urlsplit
 
 import numpy as np
 
@@ -143,6 +145,23 @@ def positive_real(x: object, name: str) -> float:
     if not np.isfinite(x) or x <= 0:
         raise ValueError(f"{name} 必须是有限的正实数 (> 0)，收到的是 {x}。")
     return x
+
+
+_INVISIBLE = re.compile(r"[\x00-\x20\x7f]")  # 浏览器解析网址前丢掉的控制字符和空白："java\tscript:" 也是 javascript:
+
+
+def safe_link(url: object, name: str) -> str:
+    """写进网页的链接 (href/src) 只许相对地址或 http(s)：``javascript:``、``data:`` 这类能执行脚本的协议一律拒绝。
+
+    返回原来的字符串（还没转义：写进属性时再 ``html.escape(..., quote=True)``）。
+    """
+    if not isinstance(url, str):
+        raise TypeError(f"{name} 必须是字符串（相对地址或 http(s) 网址），收到的是 {describe(url)}。")
+    scheme = urlsplit(_INVISIBLE.sub("", url)).scheme.lower()
+    if scheme not in ("", "http", "https"):
+        raise ValueError(f"{name} 只能是相对地址或 http(s) 网址：收到 {url!r}（协议 {scheme!r}）。"
+                         "提示：javascript:、data: 这类地址点开会执行脚本。")
+    return url
 
 
 def decay_rate(x: object, name: str) -> float:
