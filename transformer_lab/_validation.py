@@ -104,6 +104,17 @@ def positive_int(n: object, name: str) -> int:
 MAX_ELEMENTS = 100_000_000  # 一个数组最多这么多个元素（float64 约 800 MB）：再大就会耗尽内存
 
 
+MAX_BYTES = 2 * 1024**3  # 一次分配的内存预算：2 GiB。再大多半是参数写错了，而且会耗尽读者电脑的内存
+
+
+def memory_budget(n_elements: int, itemsize: int, what: str) -> None:
+    """分配之前先算要多少内存：超过 ``MAX_BYTES``（2 GiB）就报错，写明会占多少，而不是等 NumPy 抛 MemoryError。"""
+    need = int(n_elements) * int(itemsize)
+    if need > MAX_BYTES:
+        raise ValueError(f"{what} 要占 {need / 1024**3:.3g} GiB 内存（{n_elements} 个数 × {itemsize} 字节），"
+                         f"超过了本书的预算 {MAX_BYTES / 1024**3:.0f} GiB。提示：把尺寸调小一些（例如 capacity、vocab_size、d_model）。")
+
+
 def at_most(n: int, name: str, limit: int, why: str) -> int:
     """整数参数的上限（已检查过是整数）：太大时会耗尽内存或算上几个小时，``why`` 说明为什么。"""
     if n > limit:
@@ -128,7 +139,10 @@ def _real_number(x: object, name: str, what: str) -> float:
     """类型检查：Python 或 NumPy 的整数、浮点数（不接受 bool）。"""
     if isinstance(x, (bool, np.bool_)) or not isinstance(x, numbers.Real):
         raise TypeError(f"{name} 必须是{what}，收到的是 {describe(x)}。")
-    return float(x)
+    try:
+        return float(x)
+    except OverflowError:  # 例如 10**400：Python 整数可以任意大，float64 最多约 1.8e308
+        raise ValueError(f"{name} 太大了，超出 float64 的范围（约 ±1.8e308）：收到一个 {len(str(abs(int(x))))} 位的整数。") from None
 
 
 def finite_real(x: object, name: str) -> float:

@@ -74,5 +74,7 @@ ERROR_CASES = [
      r"token_ids 是掩码数组.*filled"),
     ("embedding_bw-masked-ids", call(embedding_backward, np.ma.masked_array([0, 1], mask=[True, False]), np.ones((2, 4)), 3),
      TE, r"token_ids 是掩码数组"),
+    ("embedding_bw-over-budget", call(embedding_backward, np.array([0]), np.ones((1, 1000)), 10**7), VE,
+     r"嵌入表的梯度 \(V=10000000, D\) 要占 74\.5 GiB"),
 ]
 test_documented_errors = error_table_test(ERROR_CASES)

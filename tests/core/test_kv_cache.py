@@ -139,5 +139,6 @@ ERROR_CASES = [
      r"KV 缓存注意力的输出.*溢出"),
     ("cache-step-q-too-many-rows", lambda: KVCache(3, 4).step(np.ones((2, 4)), np.ones((1, 4)), np.ones((1, 4))), VE,
      r"q 的行数 \(2\) 不能多于这一步追加的词数 \(1\)"),
+    ("cache-over-budget", call(KVCache, 10**9, 64), VE, r"KV 缓存（capacity=1000000000） 要占 954 GiB.*预算 2 GiB"),
 ]
 test_documented_errors = error_table_test(ERROR_CASES)

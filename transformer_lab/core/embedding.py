@@ -75,6 +75,7 @@ def embedding_backward(token_ids: np.ndarray, grad_out: np.ndarray, vocab_size: 
         ``token_ids`` 不是整数数组、``grad_out`` 不是实数数组、``vocab_size`` 不是整数。
     ValueError
         编号越界、``grad_out`` 形状不是 ``token_ids.shape + (D,)``、数组为空或含 NaN/inf；
+        (V, D) 的梯度表超过 2 GiB 内存；
         同一个词的梯度之和超出浮点数的范围（溢出）。
 
     Examples
@@ -90,6 +91,7 @@ def embedding_backward(token_ids: np.ndarray, grad_out: np.ndarray, vocab_size: 
     token_ids = check.token_ids(token_ids, "token_ids", vocab_size)
     grad_out = check.as_real_array(grad_out, "grad_out", min_ndim=1)
     check.grad_like(grad_out, token_ids.shape + (grad_out.shape[-1],))
+    check.memory_budget(vocab_size * grad_out.shape[-1], grad_out.dtype.itemsize, f"嵌入表的梯度 (V={vocab_size}, D)")
 
     def scatter(g):
         grad_table = np.zeros((vocab_size, g.shape[-1]), dtype=g.dtype)  # (V, D)

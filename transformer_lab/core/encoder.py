@@ -71,7 +71,7 @@ def init_encoder_params(d_model: int, d_ff: int, rng: np.random.Generator, scale
     TypeError
         维数不是整数、``rng`` 不是 Generator、``scale`` 不是实数。
     ValueError
-        维数不是正数、``scale`` 不是正数。
+        维数不是正数、``scale`` 不是正数或大到超出 float64；权重超过 2 GiB 内存。
 
     Examples
     --------
@@ -82,6 +82,7 @@ def init_encoder_params(d_model: int, d_ff: int, rng: np.random.Generator, scale
     """
     D = check.positive_int(d_model, "d_model")
     d_ff = check.positive_int(d_ff, "d_ff")
+    check.memory_budget(4 * D * D + 2 * D * d_ff, 8, f"一层编码器的权重（d_model={D}, d_ff={d_ff}）")
     rng = check.generator(rng)
     scale = None if scale is None else check.positive_real(scale, "scale")
     params = {}

@@ -57,7 +57,7 @@ class KVCache:
     TypeError
         参数类型不对。
     ValueError
-        ``capacity``、``d_k``、``d_v`` 或批维度不是正数。
+        ``capacity``、``d_k``、``d_v`` 或批维度不是正数；预先分配的内存超过 2 GiB（``_validation.MAX_BYTES``）。
 
     Examples
     --------
@@ -82,6 +82,8 @@ class KVCache:
         self.d_v = self.d_k if d_v is None else check.positive_int(d_v, "d_v")
         self.batch_shape = _batch_shape(batch_shape)
         dtype = _float_dtype(dtype)
+        per_token = int(np.prod(self.batch_shape, dtype=object)) * (self.d_k + self.d_v)  # 每个位置存 k 与 v
+        check.memory_budget(self.capacity * per_token, dtype.itemsize, f"KV 缓存（capacity={self.capacity}）")
         self._k = np.zeros(self.batch_shape + (self.capacity, self.d_k), dtype=dtype)  # (..., capacity, d_k)
         self._v = np.zeros(self.batch_shape + (self.capacity, self.d_v), dtype=dtype)  # (..., capacity, d_v)
         self.length = 0  # 已存的词数
