@@ -311,7 +311,7 @@ def heads_divide(d_model: int, num_heads: int, source: str = "x 的最后一维"
         raise ValueError(f"{where}{name}={d_model} 必须能被 num_heads={num_heads} 整除（例如 512 = 8 × 64）。")
 
 
-def token_ids(ids: object, name: str, vocab_size: int) -> np.ndarray:
+def token_ids(ids: object, name: str, vocab_size: int, what: str = "") -> np.ndarray:
     """词编号 (token ids)：整数 NumPy 数组，非空，每个值在 [0, vocab_size) 之内；返回 np.intp 版本。
 
     掩码数组拒绝（被掩掉的编号该当哪个词，不替你猜）；int8、uint16 这类窄整数转成 np.intp，
@@ -329,7 +329,7 @@ def token_ids(ids: object, name: str, vocab_size: int) -> np.ndarray:
     bad = (ids < 0) | (ids >= vocab_size)
     if np.any(bad):
         where = tuple(int(i) for i in np.argwhere(bad)[0])
-        raise ValueError(f"{name} 越界：词表只有 V={vocab_size} 个词，编号应在 [0, {vocab_size - 1}] 之内，"
+        raise ValueError(f"{name} 越界：{what or f'词表只有 V={vocab_size} 个词'}，编号应在 [0, {vocab_size - 1}] 之内，"
                          f"收到位置 {where} 的值 {int(ids[where])}。")
     return ids.astype(np.intp, copy=False)  # 都在 [0, V) 里：转换不会丢值
 
