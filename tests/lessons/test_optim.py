@@ -69,5 +69,13 @@ ERROR_CASES = [
     ("adam-eps-zero", lambda: adam({"w": B}, {"w": B}, {}, lr=0.1, eps=0.0), VE, r"eps 必须是有限的正实数.*0\.0"),
     ("adam_step-beta2-one", lambda: tl.optim.adam_step(0.1, beta2=1.0), VE, r"beta2 必须在 \[0, 1\) 之内"),
     ("adam_step-eps-negative", lambda: tl.optim.adam_step(0.1, eps=-1e-8), VE, r"eps 必须是有限的正实数"),
+    ("train_loop-params-list", lambda: train_loop([B], ZERO_LOSS, sgd(0.1), steps=1), TE, r"params 必须是非空的字典.*list"),
+    ("train_loop-params-empty", lambda: train_loop({}, ZERO_LOSS, sgd(0.1), steps=1), TE, r"params 必须是非空的字典"),
+    ("train_loop-param-nan", lambda: train_loop({"w": np.array([np.nan])}, ZERO_LOSS, sgd(0.1), steps=1), VE,
+     r"params\['w'\] 含有 NaN"),
+    ("train_loop-loss-not-callable", lambda: train_loop({"w": B}, 0.5, sgd(0.1), steps=1), TE,
+     r"loss_and_grads 必须是函数.*float 0\.5"),
+    ("train_loop-step-not-callable", lambda: train_loop({"w": B}, ZERO_LOSS, 0.1, steps=1), TE,
+     r"step 必须是函数.*sgd\(lr\)"),
 ]
 test_documented_errors = error_table_test(ERROR_CASES)

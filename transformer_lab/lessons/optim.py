@@ -205,9 +205,19 @@ def train_loop(params: Mapping[str, np.ndarray], loss_and_grads: Callable, step:
     Raises
     ------
     TypeError, ValueError
-        ``steps``、``checkpoint_every`` 不是正整数；训练发散（停下并说明，不会存下 NaN 的检查点）。
+        ``steps``、``checkpoint_every`` 不是正整数；``params`` 不是 {名字: 实数数组} 的字典；``loss_and_grads``、
+        ``step`` 不是函数；训练发散（停下并说明，不会存下 NaN 的检查点）。
     """
     steps, every = check.positive_int(steps, "steps"), check.positive_int(checkpoint_every, "checkpoint_every")
+    if not isinstance(params, Mapping) or not params:
+        raise TypeError(f"params 必须是非空的字典 {{名字: 数组}}，收到的是 {check.describe(params)}。")
+    for name, w in params.items():
+        check.as_real_array(w, f"params[{name!r}]")
+    for fn, name in ((loss_and_grads, "loss_and_grads"), (step, "step")):
+        if not callable(fn):
+            raise TypeError(f"{name} 必须是函数，收到的是 {check.describe(fn)}。"
+                            + ("提示：loss_and_grads(params) 返回 (损失, 梯度字典)。" if name == "loss_and_grads"
+                               else "提示：用 sgd(lr) 或 adam_step(lr) 造一个。"))
     params, state = {name: np.array(w, dtype=float) for name, w in params.items()}, {}
     losses, saved, saved_steps = [], [], []
     for i in range(steps + 1):
