@@ -106,5 +106,9 @@ ERROR_CASES = [
     ("layer_norm-eps-negative", call(layer_norm, X, np.ones(4), np.zeros(4), eps=-1.0), VE, r"eps 必须是有限的正实数.*-1\.0"),
     ("ln-backward-grad_out-shape", call(layer_norm_backward, X, np.ones(4), np.ones((3, 5))), VE,
      r"grad_out 的形状应为 \(3, 4\)，收到的是 \(3, 5\)"),
+    ("layer_norm-scale-shift-overflow", call(layer_norm, np.array([1.0, 2.0, 3.0]), np.full(3, 1.7e308), np.zeros(3)), VE,
+     r"LayerNorm 的缩放与平移 γ ⊙ x̂ \+ β 溢出"),
+    ("layer_norm_bw-grad-overflow", call(layer_norm_backward, np.array([1.0, 2.0, 3.0]), np.full(3, 1e300),
+                                         np.array([1e300, 0.0, -1e300])), VE, r"layer_norm_backward 的梯度 grad_x 溢出"),
 ]
 test_documented_errors = error_table_test(ERROR_CASES)

@@ -65,5 +65,7 @@ ERROR_CASES = [
     ("ce-targets-shape", call(cross_entropy, np.zeros((2, 3)), np.array([0, 1, 2])), VE,
      r"targets 的形状.*期望 \(2,\).*\(3,\)"),
     ("ce-overflow", call(tl.cross_entropy, np.array([[1e308, -1e308]]), np.array([1])), VE, r"交叉熵损失 溢出.*低了超过"),
+    ("ce-masked-targets", call(cross_entropy, np.zeros((2, 3)), np.ma.masked_array([0, 2], mask=[False, True])), TE,
+     r"targets 是掩码数组.*filled"),
 ]
 test_documented_errors = error_table_test(ERROR_CASES)

@@ -306,5 +306,7 @@ ERROR_CASES = [
     ("mha_bw-x-nan", mha_bw(x=NAN, grad_out=NAN * 0), VE, r"x 含有 NaN"),
     ("mha_bw-w_o-shape", mha_bw(w_o=np.ones((4, 3))), VE, r"w_o 的形状应为 \(4, 4\).*\(4, 3\)"),
     ("mha_bw-b_k-length", mha_bw(b_k=np.ones(3)), VE, r"b_k 的形状应为 \(4,\).*\(3,\)"),
+    ("mha_bw-grad-overflow", call(multi_head_attention_backward, X, W, W, W, W * 1e10, np.full((3, 4), 1e300), 2),
+     VE, r"multi_head_attention_backward 的梯度 .* 溢出"),
 ]
 test_documented_errors = error_table_test(ERROR_CASES)

@@ -102,6 +102,7 @@ ERROR_CASES = [
     ("time-d-0", lambda: timing.time_rnn_vs_attention((8,), 0, RNG), ValueError, r"d 必须是正整数.*0"),
     ("time-repeat-0", lambda: timing.time_rnn_vs_attention((8,), 4, RNG, repeat=0), ValueError, r"repeat 必须是正整数"),
     ("time-rng", lambda: timing.time_rnn_vs_attention((8,), 4, 42), TypeError, r"rng 必须是 np\.random\.Generator"),
+    ("peak_bytes-not-callable", lambda: timing.peak_bytes(np.ones(3)), TE, r"fn 必须是函数.*np\.ndarray"),
 ]
 
 test_documented_errors = error_table_test(ERROR_CASES)

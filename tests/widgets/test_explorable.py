@@ -173,5 +173,13 @@ ERROR_CASES = [
      r"滑块 turn=1 不在它的取值里"),
     ("explorable-view-not-a-class", call(Explorable, object(), [Slider("a", (1, 2))], title="t", alt="x"), TE,
      r"view 必须是一个带 update 方法的类"),
+    ("explorable-title-none", call(Explorable, Line, [], title=None, alt="a"), TE, r"title 必须是非空的字符串.*NoneType"),
+    ("explorable-title-empty", call(Explorable, Line, [], title=" ", alt="a"), TE, r"title 必须是非空的字符串"),
+    ("explorable-alt-number", call(Explorable, Line, [], title="t", alt=3), TE, r"alt 必须是非空的字符串.*int 3"),
+    ("explorable-sliders-none", call(Explorable, Line, None, title="t", alt="a"), TE, r"sliders 必须是 Slider 的列表"),
+    ("explorable-sliders-tuples", call(Explorable, Line, [("a", (1, 2))], title="t", alt="a"), TE,
+     r"sliders 必须是 Slider 的列表"),
+    ("explorable-ncols-zero", call(Explorable, Line, [], title="t", alt="a", ncols=0), VE, r"ncols 必须是正整数.*0"),
+    ("slider-label-number", call(Slider, "a", (1, 2), label=3), TE, r"滑块 a 的 label 必须是字符串.*int 3"),
 ]
 test_documented_errors = error_table_test(ERROR_CASES)

@@ -36,6 +36,7 @@ from typing import Any, Mapping, Protocol
 
 import numpy as np
 
+from .. import _validation as check
 from .._cache import fingerprint
 from ..plot.figure import NARROW, NARROW_WIDTH, SCREEN_DPI, WIDE, Layout, TextItem
 from .blit import BlitFigure
@@ -123,7 +124,7 @@ class Explorable:
     ------
     TypeError, ValueError
         ``view`` 不是带 ``update`` 的类，``update`` 的参数与滑块名不一致，``alt`` 模板用了没有的名字，
-        或 ``max_frames`` 不是正整数。
+        ``title``/``alt`` 不是非空字符串，``sliders`` 不是 Slider 的列表，或 ``ncols``、``max_frames`` 不是正整数。
 
     Examples
     --------
@@ -155,6 +156,14 @@ class Explorable:
     _drawings: dict = field(default_factory=dict, init=False, repr=False)
 
     def __post_init__(self):
+        for name in ("title", "alt"):
+            value = getattr(self, name)
+            if not isinstance(value, str) or not value.strip():
+                raise TypeError(f"{name} 必须是非空的字符串（{'图的标题' if name == 'title' else '替代文字的模板'}），"
+                                f"收到的是 {check.describe(value)}。")
+        if not isinstance(self.sliders, (list, tuple)) or not all(isinstance(s, Slider) for s in self.sliders):
+            raise TypeError(f"sliders 必须是 Slider 的列表（没有滑块就写 []），收到的是 {check.describe(self.sliders)}。")
+        check.positive_int(self.ncols, "ncols")
         _check_view(self.view, self.sliders)
         _check_max_frames(self.max_frames)
         try:

@@ -45,6 +45,7 @@ from types import MappingProxyType
 import matplotlib
 
 from .. import _cache
+from .. import _validation as check
 from ..plot.figure import SCREEN_DPI
 
 __all__ = ["ALL_FRAMES_ENV", "FRAME_SOURCES_JS", "NARROW_MEDIA", "PLAYER_JS", "STYLES", "LAYOUTS", "wants_all_frames",
@@ -264,8 +265,14 @@ def externalize_frames(page: str, folder: Path, prefix: str) -> str:
 
     网页首次加载只下载每张图正在显示的那种版式的当前帧，其余帧在图快进入视野时才预取（见 ``player.js``），
     而且省掉了 base64 多出的三分之一。帧成了文件，点图才能在新标签页里打开大图（``<a class="tlx-zoom" href>``）。
-    对已经换过的页面再做一次，结果不变。
+    对已经换过的页面再做一次，结果不变。``prefix`` 只许相对地址或 http(s)，写进属性时转义。
+
+    Raises
+    ------
+    TypeError, ValueError
+        ``prefix`` 不是字符串，或带有 http(s) 以外的协议（例如 ``javascript:``）。
     """
+    prefix = check.safe_link(prefix, "prefix")
 
     def swap(m):
         data = json.loads(m.group(4))
@@ -274,8 +281,8 @@ def externalize_frames(page: str, folder: Path, prefix: str) -> str:
         data["urls"] = {name: [prefix + _save(f, folder) for f in frames] for name, frames in data.pop("frames").items()}
         idx = int(re.search(r'data-frame="(\d+)"', m.group(1)).group(1))
         first = {"srcset": data["urls"]["narrow"][idx], "src": data["urls"]["wide"][idx]}
-        head = _INLINE.sub(lambda k: f'{k.group(1)}="{first[k.group(1)]}"', m.group(2))
-        head = head.replace('<a class="tlx-zoom" ', f'<a class="tlx-zoom" href="{html.escape(first["src"])}" ', 1)
+        head = _INLINE.sub(lambda k: f'{k.group(1)}="{html.escape(first[k.group(1)], quote=True)}"', m.group(2))
+        head = head.replace('<a class="tlx-zoom" ', f'<a class="tlx-zoom" href="{html.escape(first["src"], quote=True)}" ', 1)
         return m.group(1) + head + m.group(3) + _json_for_html(data) + m.group(5)
 
     return _PLAYER.sub(swap, page)
