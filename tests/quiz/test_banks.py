@@ -184,10 +184,11 @@ def test_questions_refuses_a_repeated_qid(monkeypatch):
 
 
 def test_each_bank_holds_the_chapters_its_name_says():
-    """``bank_chNN_MM`` 里只有第 NN 到 MM 章的题，两个题库不考同一章（哪一章的题在哪个文件，看名字就知道）。"""
+    """``bank_chNN_MM`` 里只有第 NN 到 MM 章的题（``bank_chNN`` 只有第 NN 章），两个题库不考同一章（哪一章的题在哪个文件，看名字就知道）。"""
     seen = set()
     for module in quiz.BANKS:
-        first, last = map(int, re.fullmatch(r".*bank_ch(\d\d)_(\d\d)", module.__name__).groups())
+        first, last = re.fullmatch(r".*bank_ch(\d\d)(?:_(\d\d))?", module.__name__).groups()  # bank_chNN 只有一章
+        first, last = int(first), int(last or first)
         own = {q.chapter for q in module.questions()}
         assert own <= set(range(first, last + 1)) and not own & seen, module.__name__
         seen |= own
