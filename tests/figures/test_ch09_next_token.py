@@ -127,7 +127,7 @@ def test_narrow_bar_title_is_shorter(run):
 
 
 def test_show_char_makes_invisible_characters_visible():
-    assert [show_char(c) for c in "a\n 字"] == ["a", "↵", "␣", "字"]
+    assert [show_char(c) for c in "a\n 字"] == ["a", "⏎", "␣", "字"]
 
 
 def test_slider_grids():

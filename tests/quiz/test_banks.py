@@ -48,6 +48,9 @@ INDEPENDENT = {
     "ch7-causal": sum(range(1, 5)),
     "ch8-layernorm": (1 - 2.5) / math.sqrt(1.25 + 1e-5),
     "ch8-ffn": 512 * 2048 + 2048 + 2048 * 512 + 512,
+    "ch9-softmax": _softmax([3, 1.5, 0, -0.5, -2])[0],
+    "ch9-top-k": math.exp(3) / (math.exp(3) + math.exp(1.5)),
+    "ch9-top-p": 0.5 / (0.5 + 0.3 + 0.15),
 }
 SEEDS = {"seed-forget", "seed-hops", "seed-parallel", "seed-qkv-origin", "seed-sqrt-dk", "seed-heads",
          "seed-position", "seed-it-animal"}

@@ -34,12 +34,12 @@ _KEPT, _DROPPED, _NEW = "#31688e", "#bbbbbb", "#b5367a"
 
 
 def show_char(c: str) -> str:
-    """把看不见的字写成看得见的记号：换行 → "↵"，空格 → "␣"，其余不变。
+    """把看不见的字写成看得见的记号：换行 → "⏎"，空格 → "␣"，其余不变。
 
     >>> show_char("\\n"), show_char(" "), show_char("字")
-    ('↵', '␣', '字')
+    ('⏎', '␣', '字')
     """
-    return {"\n": "↵", " ": "␣"}.get(c, c)
+    return {"\n": "⏎", " ": "␣"}.get(c, c)
 
 
 def _gpt_run(run: object, name: str = "run"):
@@ -137,7 +137,7 @@ class _CheckpointView:
         loss_ax.set_ylim(0, guess + 1.0)
         loss_ax.set_xlabel("训练步数")
         loss_ax.set_ylabel("损失（交叉熵）")
-        loss_ax.legend(loc="upper right", fontsize=9, frameon=False, bbox_to_anchor=(1.0, 0.9))
+        loss_ax.legend(loc="lower left", fontsize=9, frameon=False)
         loss_ax.grid(alpha=0.3)
         self.dot = loss_ax.plot([], [], "o", color="black", ms=7, zorder=5)[0]
         text_ax.set_axis_off()
@@ -253,7 +253,7 @@ class _MaskView:
         T = len(tokens)
         masks = (np.ones((T, T), dtype=bool), causal_mask(T))
         titles = (("编码器（第 2–8 章）", "每个字看全部"), ("只有解码器（本章的小 GPT）", "只看自己和前面"))
-        notes = ("用途：读懂一句话\n（BERT 这一类）", "用途：猜下一个字\n（GPT 这一类）")
+        notes = ("用途：读懂一句话（BERT 这一类）", "用途：猜下一个字（GPT 这一类）")
         for ax, mask, (head, rule), note in zip(axes, masks, titles, notes):
             ax.imshow(mask.astype(float), cmap=CMAP, vmin=-0.3, vmax=1.3)
             for i in range(T):
@@ -262,10 +262,9 @@ class _MaskView:
                         ax.text(j, i, "×", ha="center", va="center", fontsize=11, color="white")
             ax.set_xticks(range(T), tokens)
             ax.set_yticks(range(T), tokens)
-            ax.set_xlabel("被看的字（键）")
+            ax.set_xlabel(f"被看的字（键）\n{note}", fontsize=9)
             ax.set_ylabel("正在读的字（查询）")
             ax.set_title(f"{head}\n{rule}", fontsize=10)
-            ax.text(0.5, -0.42, note, transform=ax.transAxes, ha="center", va="top", fontsize=9)
         self.masks = masks
         self.artists = []
 
