@@ -23,7 +23,7 @@ from ..widgets.explorable import Explorable, Slider
 __all__ = ["next_token_bars", "training_checkpoints", "generation_steps", "encoder_vs_decoder", "show_char",
            "BAR_PROMPT", "TEMPERATURES", "TOP_KS", "TOP_PS", "NO_LIMIT", "SHOWN", "GEN_PROMPT", "GEN_NEW"]
 
-BAR_PROMPT = "注意力"
+BAR_PROMPT = "注意力权"
 TEMPERATURES = (0.0, 0.5, 1.0, 2.0)
 NO_LIMIT = "不限"
 TOP_KS = (NO_LIMIT, 5, 2)
