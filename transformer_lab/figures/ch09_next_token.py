@@ -156,7 +156,7 @@ class _CheckpointView:
             body = "".join(show_char(c) for c in sample[len(str(prompt)):])
             text.set_text(f"【{prompt}】" + _wrap(body, self.width))
         self.suptitle.set_text(f"第 {step} 步：考试损失 {loss:.2f}，困惑度 {np.exp(loss):.1f}")
-        return {"test_loss": np.array([loss]), "samples": np.array(samples)}
+        return {"test_loss": np.array([loss]), "checkpoint": np.array([i])}  # 写的字在 run["samples"][checkpoint]
 
 
 def training_checkpoints(run: object = None) -> Explorable:
@@ -193,7 +193,7 @@ class _StepView:
         att_ax.set_ylim(0, 1.05)
         att_ax.set_ylabel("注意力权重")
         att_ax.set_title("最新的字看前文（最后一层，各头平均）", fontsize=9.5 if layout.narrow else 10)
-        self.L = num_layers
+        self.L, self.narrow = num_layers, layout.narrow
         self.image = cache_ax.imshow(np.zeros((num_layers, S)), cmap=CMAP, vmin=0, vmax=2, aspect="auto")
         cache_ax.set_xticks(x, labels, fontsize=10)
         cache_ax.set_yticks(range(num_layers), [f"第 {n + 1} 层" for n in range(num_layers)])
@@ -212,11 +212,11 @@ class _StepView:
         grid = np.where(np.arange(weights.size) < n, 1.0, 0.0)  # (S,)
         grid = np.where(np.arange(weights.size) == n - 1, 2.0, grid)
         self.image.set_data(np.tile(grid, (self.L, 1)))  # (L, S)
-        reading, written = tr["context"][n - 1], tr["new"][s]
-        p = float(tr["probs"][s].max())
-        self.suptitle.set_text(f"第 {step} 步：读进“{show_char(reading)}”，缓存 {n} 个字，"
-                               f"写出“{show_char(written)}”（概率 {p:.2f}）")
-        return {"weights": weights, "cache_length": np.array([n]), "written": np.array([written])}
+        reading, written = show_char(tr["context"][n - 1]), show_char(tr["new"][s])
+        self.suptitle.set_text(f"第 {step} 步：读进“{reading}”，缓存里 {n} 个字\n写出“{written}”（贪心：取概率最大的字）"
+                               if self.narrow else
+                               f"第 {step} 步：读进“{reading}”，缓存里 {n} 个字，写出“{written}”（贪心：取概率最大的字）")
+        return {"weights": weights, "cache_length": np.array([n]), "token": tr["tokens"][s:s + 1]}  # token: 写出的字的编号
 
 
 def generation_steps(run: object = None, prompt: str = GEN_PROMPT, num_new: int = GEN_NEW) -> Explorable:
