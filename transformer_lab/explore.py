@@ -18,6 +18,7 @@ from .figures.ch05_multi_head import head_shape_tracer, head_specialisation, hea
 from .figures.ch06_positional_encoding import clock_hands, pe_table, relative_dot, rope_scores
 from .figures.ch07_complexity import cost_calculator, measured_scaling, memory_calculator
 from .figures.ch08_transformer_layer import depth_gradients, layer_norm_steps, layer_walkthrough, reversal_training
+from .figures.ch09_next_token import encoder_vs_decoder, generation_steps, next_token_bars, training_checkpoints
 from .widgets.explorable import Explorable
 
 CATALOG: tuple[Callable[..., Explorable], ...] = (
@@ -42,10 +43,13 @@ CATALOG: tuple[Callable[..., Explorable], ...] = (
     layer_walkthrough,
     depth_gradients,
     reversal_training,
+    next_token_bars,
+    training_checkpoints,
+    generation_steps,
 )
 
 FIGURES = (timing_curves, direct_attention_map, feature_heatmap, sentence_features, swapped_glasses, readout_scatter,
-           sentence_attention, four_steps_shapes, variance_growth, measured_scaling)
+           sentence_attention, four_steps_shapes, variance_growth, measured_scaling, encoder_vs_decoder)
 
 __all__ = ["CATALOG", "FIGURES", "catalog", *(f.__name__ for f in CATALOG + FIGURES)]
 

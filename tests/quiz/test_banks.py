@@ -48,6 +48,9 @@ INDEPENDENT = {
     "ch7-causal": sum(range(1, 5)),
     "ch8-layernorm": (1 - 2.5) / math.sqrt(1.25 + 1e-5),
     "ch8-ffn": 512 * 2048 + 2048 + 2048 * 512 + 512,
+    "ch9-softmax": _softmax([3, 1.5, 0, -0.5, -2])[0],
+    "ch9-top-k": math.exp(3) / (math.exp(3) + math.exp(1.5)),
+    "ch9-top-p": 0.5 / (0.5 + 0.3 + 0.15),
 }
 SEEDS = {"seed-forget", "seed-hops", "seed-parallel", "seed-qkv-origin", "seed-sqrt-dk", "seed-heads",
          "seed-position", "seed-it-animal"}
@@ -184,10 +187,11 @@ def test_questions_refuses_a_repeated_qid(monkeypatch):
 
 
 def test_each_bank_holds_the_chapters_its_name_says():
-    """``bank_chNN_MM`` 里只有第 NN 到 MM 章的题，两个题库不考同一章（哪一章的题在哪个文件，看名字就知道）。"""
+    """``bank_chNN_MM`` 里只有第 NN 到 MM 章的题（``bank_chNN`` 只有第 NN 章），两个题库不考同一章（哪一章的题在哪个文件，看名字就知道）。"""
     seen = set()
     for module in quiz.BANKS:
-        first, last = map(int, re.fullmatch(r".*bank_ch(\d\d)_(\d\d)", module.__name__).groups())
+        first, last = re.fullmatch(r".*bank_ch(\d\d)(?:_(\d\d))?", module.__name__).groups()  # bank_chNN 只有一章
+        first, last = int(first), int(last or first)
         own = {q.chapter for q in module.questions()}
         assert own <= set(range(first, last + 1)) and not own & seen, module.__name__
         seen |= own
