@@ -18,6 +18,7 @@ from .figures.ch05_multi_head import head_shape_tracer, head_specialisation, hea
 from .figures.ch06_positional_encoding import clock_hands, pe_table, relative_dot, rope_scores
 from .figures.ch07_complexity import cost_calculator, memory_calculator
 from .figures.ch08_transformer_layer import depth_gradients, layer_norm_steps, layer_walkthrough, reversal_training
+from .figures.ch10_real_model import pronoun_heads, real_attention, real_attention_zh, real_similarity, real_token_heads
 from .widgets.explorable import Explorable
 
 CATALOG: tuple[Callable[..., Explorable], ...] = (
@@ -42,9 +43,13 @@ CATALOG: tuple[Callable[..., Explorable], ...] = (
     layer_walkthrough,
     depth_gradients,
     reversal_training,
+    real_attention,
+    real_token_heads,
+    real_similarity,
+    real_attention_zh,
 )
 
-FIGURES = (feature_heatmap, readout_scatter, four_steps_shapes)
+FIGURES = (feature_heatmap, readout_scatter, four_steps_shapes, pronoun_heads)
 
 __all__ = ["CATALOG", "FIGURES", "catalog", *(f.__name__ for f in CATALOG + FIGURES)]
 
