@@ -6,15 +6,18 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 
+from .. import _validation as check
 from ..plot.heatmap import attention_heatmap, labelled_heatmap
 from ..pretrained import load, measures, sentences
 from ..pretrained.unigram import METASPACE
 from ..widgets.explorable import Explorable, Slider
 
 __all__ = ["MINILM", "E5", "narrow_without_colorbar", "real_attention", "real_token_heads", "real_similarity", "real_attention_zh",
-           "pronoun_heads", "display_tokens"]
+           "pronoun_heads", "display_tokens", "similarity_texts"]
 
 MINILM, E5 = "all-MiniLM-L6-v2", "multilingual-e5-small"
 TOKEN_QUERIES = ("it", "animal", "street", "tired")  # 一个词元在一层 12 个头里看向谁：可选的查询词
@@ -84,7 +87,7 @@ def real_attention() -> Explorable:
         view=_HeatView,
         data={"result": model.run(text), "pronoun": "it", "candidates": ("animal", "street"), "model_label": MINILM},
         sliders=[Slider("layer", tuple(range(1, L + 1)), label="第几层", default=5),
-                 Slider("head", tuple(range(1, H + 1)), label="第几个头", default=2)],
+                 Slider("head", tuple(range(1, H + 1)), label="第几个头", default=1)],
         title="真模型的 72 张注意力图：all-MiniLM-L6-v2 读 it 那句话",
         alt="all-MiniLM-L6-v2 第 {layer} 层第 {head} 个头读 “The animal didn't cross the street because it was too "
             "tired.” 的注意力热力图（行 = 查询词元，列 = 键词元）。",
@@ -162,6 +165,18 @@ SIMILARITY_TOPICS = ("猫", "天气", "做饭", "金融")  # 十二句按顺序�
 TOPIC_COLOURS = ("#31688e", "#35b779", "#e8a33d", "#b5367a")
 
 
+def similarity_texts(texts: object) -> list[str]:
+    """检查 ``real_similarity`` 的句子：字符串的列表，3、6、9 或 12 句（每三句一个话题），都不是空串。"""
+    if not isinstance(texts, (list, tuple)) or not all(isinstance(t, str) for t in texts):
+        raise TypeError(f"texts 必须是字符串的列表或元组（每三句一个话题），收到的是 {check.describe(texts)}。")
+    if len(texts) not in (3, 6, 9, 12):
+        raise ValueError(f"texts 必须有 3、6、9 或 12 句（每三句一个话题，最多四个话题），收到 {len(texts)} 句。")
+    empty = [i for i, t in enumerate(texts) if not t.strip()]
+    if empty:
+        raise ValueError(f"texts 里的句子不能是空串：第 {empty[0] + 1} 句是空的。")
+    return list(texts)
+
+
 class _SimilarityView:
     """选一句；横条 = 它和每一句（平均池化、长度 1 的句向量）的余弦相似度。句子写在横条上方。"""
 
@@ -199,10 +214,24 @@ class _SimilarityView:
         return {"cosine": cos, "best": np.array([best])}
 
 
-def real_similarity() -> Explorable:
-    """第 10 章：all-MiniLM-L6-v2 的句向量（最后一层平均、长度 1）：选一句，看它和十二句各自的余弦相似度。"""
+def real_similarity(texts: Sequence[str] | None = None) -> Explorable:
+    """第 10 章：all-MiniLM-L6-v2 的句向量（最后一层平均、长度 1）：选一句，看它和每一句的余弦相似度。
+
+    Parameters
+    ----------
+    texts : list of str, optional
+        要比的句子，按顺序每三句一个话题（颜色按话题分），3 到 12 句；默认是本章的十二句
+        ``pretrained.sentences.SIMILARITY_EN``。
+
+    Raises
+    ------
+    TypeError
+        ``texts`` 不是字符串的列表或元组。
+    ValueError
+        句数不是 3、6、9 或 12，或某一句是空串。
+    """
+    texts = list(sentences.SIMILARITY_EN) if texts is None else similarity_texts(texts)
     model = load(MINILM)
-    texts = list(sentences.SIMILARITY_EN)
     return Explorable(
         view=_SimilarityView,
         data={"texts": texts, "vectors": model.sentence_vectors(texts)},
