@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
+from matplotlib.patches import Rectangle
 
 from .. import _validation as check
 from ..plot.heatmap import attention_heatmap, labelled_heatmap
@@ -91,7 +92,7 @@ def real_attention() -> Explorable:
         title="真模型的 72 张注意力图：all-MiniLM-L6-v2 读 it 那句话",
         alt="all-MiniLM-L6-v2 第 {layer} 层第 {head} 个头读 “The animal didn't cross the street because it was too "
             "tired.” 的注意力热力图（行 = 查询词元，列 = 键词元）。",
-        size=(6.8, 5.6), narrow_size=(3.6, 4.9), max_frames=L * H, frame_dpi=100,
+        size=(6.8, 5.6), narrow_size=(3.6, 4.9), max_frames=L * H, frame_dpi=90,
     )
 
 
@@ -108,7 +109,7 @@ def real_attention_zh() -> Explorable:
                  Slider("head", tuple(range(1, H + 1)), label="第几个头", default=1)],
         title="4 位量化的 multilingual-e5-small 读“它”那句话：12 层 × 12 个头",
         alt="4 位量化的 multilingual-e5-small 第 {layer} 层第 {head} 个头读“那只动物没有过马路，它太累了。”的注意力热力图。",
-        size=(6.8, 5.4), narrow_size=(3.6, 4.6), max_frames=L * H, frame_dpi=72,
+        size=(6.0, 4.9), narrow_size=(3.6, 4.4), max_frames=L * H, frame_dpi=72,  # 144 帧：图小一点、分辨率低一点，全章才不超过 8 MB
     )
 
 
@@ -238,7 +239,7 @@ def real_similarity(texts: Sequence[str] | None = None) -> Explorable:
         sliders=[Slider("pick", tuple(range(1, len(texts) + 1)), label="选一句", default=1)],
         title="句向量：意思相近的句子，向量的方向也相近（all-MiniLM-L6-v2）",
         alt="all-MiniLM-L6-v2 的句向量：第 {pick} 句和十二句各自的余弦相似度（横条，颜色表示话题）。",
-        size=(6.8, 6.4), narrow_size=(3.6, 7.2), frame_dpi=100,
+        size=(6.8, 6.4), narrow_size=(3.6, 7.2), frame_dpi=80,
     )
 
 
@@ -262,10 +263,13 @@ class _PronounHeadsView:
                 ax.text(head, layer, "✓" if layout.narrow else "对", ha="center", va="center", fontsize=9,
                         color="black" if s[layer, head] > 0.6 else "white")
         both = table.resolving_heads()
-        self.suptitle = fig.suptitle(f"72 个头里，两句都“指对了”的有 {len(both)} 个（格子越亮，越偏向实际所指的词）",
+        for ax in axes:  # 两句都指对的头：两张表里都描一个红框
+            for layer, head in both:
+                ax.add_patch(Rectangle((head - 0.5, layer - 0.5), 1, 1, fill=False, edgecolor="#e8473d", lw=2))
+        self.suptitle = fig.suptitle(f"72 个头里，两句都“指对了”的有 {len(both)} 个（红框；格子越亮，越偏向实际所指的词）",
                                      fontsize=9 if layout.narrow else 10)
         if layout.narrow:
-            self.suptitle.set_text(f"两句都“指对了”的头：{len(both)} 个\n（越亮越偏向实际所指）")
+            self.suptitle.set_text(f"两句都“指对了”的头：{len(both)} 个（红框）\n越亮越偏向实际所指")
 
     def update(self):
         return {"right_share": self.share}
