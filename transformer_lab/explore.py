@@ -47,9 +47,10 @@ CATALOG: tuple[Callable[..., Explorable], ...] = (
     real_token_heads,
     real_similarity,
     real_attention_zh,
+    pronoun_heads,
 )
 
-FIGURES = (feature_heatmap, readout_scatter, four_steps_shapes, pronoun_heads)
+FIGURES = (feature_heatmap, readout_scatter, four_steps_shapes)
 
 __all__ = ["CATALOG", "FIGURES", "catalog", *(f.__name__ for f in CATALOG + FIGURES)]
 

@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 from conftest import call, error_table_test
 
-from transformer_lab.figures.ch10_real_model import (TOKEN_QUERIES, display_tokens, pronoun_heads, real_attention,
-                                                      real_attention_zh, real_similarity, real_token_heads)
+from transformer_lab.figures.ch10_real_model import (TOKEN_QUERIES, pronoun_heads, real_attention, real_attention_zh,
+                                                      real_similarity, real_token_heads)
 from transformer_lab.pretrained import measures, sentences
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "pretrained"))
@@ -24,8 +24,12 @@ def heat(minilm):  # noqa: F811
     return real_attention()
 
 
-def test_display_tokens_by_hand():
-    assert display_tokens(["<s>", "▁", "它", "▁The", "##ing", "[CLS]"]) == ["<s>", "_", "它", "_The", "##ing", "[CLS]"]
+def test_e5_tokens_show_the_word_start_mark_as_an_underscore(e5):  # noqa: F811
+    """“▁”（词的开头）在轴上写成 “_”：字体里不一定有 ▁；[CLS]、<s> 这些特殊词元原样保留。"""
+    ex = real_attention_zh()
+    ex.update(**ex.start)
+    texts = {t.text for t in ex.texts("wide")}
+    assert {"_", "<s>", "它", "马", "路"} <= texts and not any("▁" in t for t in texts)
 
 
 def test_every_heatmap_frame_is_the_models_own_attention(heat, minilm):  # noqa: F811

@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 
 import numpy as np
@@ -17,23 +18,23 @@ from ..pretrained import load, measures, sentences
 from ..pretrained.unigram import METASPACE
 from ..widgets.explorable import Explorable, Slider
 
-__all__ = ["MINILM", "E5", "narrow_without_colorbar", "real_attention", "real_token_heads", "real_similarity", "real_attention_zh",
-           "pronoun_heads", "display_tokens", "similarity_texts"]
+__all__ = ["MINILM", "E5", "real_attention", "real_token_heads", "real_similarity", "real_attention_zh",
+           "pronoun_heads"]
 
 MINILM, E5 = "all-MiniLM-L6-v2", "multilingual-e5-small"
 TOKEN_QUERIES = ("it", "animal", "street", "tired")  # 一个词元在一层 12 个头里看向谁：可选的查询词
 
 
-def display_tokens(tokens: list[str]) -> list[str]:
+def _display_tokens(tokens: list[str]) -> list[str]:
     """轴上写的词元：e5 的“▁”（词的开头）换成下划线 “_”，其余原样（[CLS]、##ing 都保留，读者要看到分词的真相）。
 
-    >>> display_tokens(["<s>", "▁The", "▁", "它", "</s>"])
+    >>> _display_tokens(["<s>", "▁The", "▁", "它", "</s>"])
     ['<s>', '_The', '_', '它', '</s>']
     """
     return [t.replace(METASPACE, "_") for t in tokens]
 
 
-def narrow_without_colorbar(heat) -> None:
+def _narrow_without_colorbar(heat) -> None:
     """窄版：去掉热力图的色条、让格子随图拉伸，词元标签才放得下。"""
     heat.image.colorbar.remove()
     heat.image.axes.set_aspect("auto")
@@ -47,7 +48,7 @@ class _HeatView:
 
     def __init__(self, fig, axes, layout, result, pronoun, candidates, model_label):
         self.result, self.narrow, self.label = result, layout.narrow, model_label
-        tokens = display_tokens(result["tokens"])
+        tokens = _display_tokens(result["tokens"])
         T = len(tokens)
         self.q = measures.find_word(result["tokens"], pronoun)[0]
         self.cols = [measures.find_word(result["tokens"], c) for c in candidates]
@@ -59,7 +60,7 @@ class _HeatView:
         ax.tick_params(labelsize=9)
         ax.get_yticklabels()[self.q].set_color("#b5367a")
         if layout.narrow:  # 手机上省下色条的宽度给格子：颜色的意思写在正文里（亮 = 权重大，最大 1）
-            narrow_without_colorbar(self.heat)
+            _narrow_without_colorbar(self.heat)
         self.suptitle = fig.suptitle(" ", fontsize=10 if not layout.narrow else 9)
         self.artists = [*self.heat.artists, self.suptitle]
 
@@ -121,14 +122,14 @@ class _TokenHeadsView:
 
     def __init__(self, fig, axes, layout, result):
         self.result = result
-        tokens = display_tokens(result["tokens"])
+        tokens = _display_tokens(result["tokens"])
         H, T = result["attentions"].shape[1], len(tokens)
         self.heat = labelled_heatmap(np.zeros((H, T)), [f"头 {h + 1}" for h in range(H)], tokens, ax=axes[0],
                                      annotate=False, aspect="auto")
         axes[0].set_xlabel("被关注的词元（键）")
         axes[0].tick_params(labelsize=9)
         if layout.narrow:
-            narrow_without_colorbar(self.heat)
+            _narrow_without_colorbar(self.heat)
         self.narrow = layout.narrow
         self.suptitle = fig.suptitle(" ", fontsize=9 if layout.narrow else 10)
         self.artists = [self.heat.image, self.suptitle]
@@ -166,7 +167,15 @@ SIMILARITY_TOPICS = ("猫", "天气", "做饭", "金融")  # 十二句按顺序�
 TOPIC_COLOURS = ("#31688e", "#35b779", "#e8a33d", "#b5367a")
 
 
-def similarity_texts(texts: object) -> list[str]:
+@functools.lru_cache(maxsize=8)
+def _sentence_vectors(texts: tuple[str, ...]) -> np.ndarray:
+    """MiniLM 的句向量 (N, D)，同一组句子在一个进程里只算一次（只读，大家共用）。"""
+    vectors = load(MINILM).sentence_vectors(list(texts))
+    vectors.flags.writeable = False
+    return vectors
+
+
+def _similarity_texts(texts: object) -> list[str]:
     """检查 ``real_similarity`` 的句子：字符串的列表，3、6、9 或 12 句（每三句一个话题），都不是空串。"""
     if not isinstance(texts, (list, tuple)) or not all(isinstance(t, str) for t in texts):
         raise TypeError(f"texts 必须是字符串的列表或元组（每三句一个话题），收到的是 {check.describe(texts)}。")
@@ -231,11 +240,10 @@ def real_similarity(texts: Sequence[str] | None = None) -> Explorable:
     ValueError
         句数不是 3、6、9 或 12，或某一句是空串。
     """
-    texts = list(sentences.SIMILARITY_EN) if texts is None else similarity_texts(texts)
-    model = load(MINILM)
+    texts = list(sentences.SIMILARITY_EN) if texts is None else _similarity_texts(texts)
     return Explorable(
         view=_SimilarityView,
-        data={"texts": texts, "vectors": model.sentence_vectors(texts)},
+        data={"texts": texts, "vectors": _sentence_vectors(tuple(texts))},
         sliders=[Slider("pick", tuple(range(1, len(texts) + 1)), label="选一句", default=1)],
         title="句向量：意思相近的句子，向量的方向也相近（all-MiniLM-L6-v2）",
         alt="all-MiniLM-L6-v2 的句向量：第 {pick} 句和十二句各自的余弦相似度（横条，颜色表示话题）。",
