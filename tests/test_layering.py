@@ -36,7 +36,7 @@ ALLOWED: dict[str, tuple[set[str], set[str]]] = {
     "plot": ({"_validation"}, {"numpy", "matplotlib", "mplfonts"}),  # 检查规则全包共用；不导入任何数学
     "widgets": ({"plot", "_validation", "_cache"}, {"numpy", "matplotlib", "PIL", "ipywidgets", "traitlets", "IPython"}),  # traitlets 是 ipywidgets 的
     "quiz": ({"lessons", "core", "_validation", "chapters"}, {"numpy"}),
-    "figures": ({"lessons", "core", "plot", "widgets", "_validation", "chapters"}, {"numpy", "matplotlib"}),
+    "figures": ({"lessons", "core", "plot", "widgets", "_validation", "chapters", "pretrained"}, {"numpy", "matplotlib"}),
     "pretrained": ({"core", "_validation"}, {"numpy"}),  # 第 10 章的真模型：读 PyPI wheel 里的权重，用 core 算前向
     TOP: ({"_validation", "_cache", "chapters", "core", "lessons", "plot", "widgets", "figures", "quiz", "pretrained"}, {"numpy"}),
 }

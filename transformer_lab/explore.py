@@ -19,6 +19,7 @@ from .figures.ch06_positional_encoding import clock_hands, pe_table, relative_do
 from .figures.ch07_complexity import cost_calculator, measured_scaling, memory_calculator
 from .figures.ch08_transformer_layer import depth_gradients, layer_norm_steps, layer_walkthrough, reversal_training
 from .figures.ch09_next_token import encoder_vs_decoder, generation_steps, next_token_bars, training_checkpoints
+from .figures.ch10_real_model import pronoun_heads, real_attention, real_attention_zh, real_similarity, real_token_heads
 from .widgets.explorable import Explorable
 
 CATALOG: tuple[Callable[..., Explorable], ...] = (
@@ -46,6 +47,11 @@ CATALOG: tuple[Callable[..., Explorable], ...] = (
     next_token_bars,
     training_checkpoints,
     generation_steps,
+    real_attention,
+    real_token_heads,
+    real_similarity,
+    real_attention_zh,
+    pronoun_heads,
 )
 
 FIGURES = (timing_curves, direct_attention_map, feature_heatmap, sentence_features, swapped_glasses, readout_scatter,
