@@ -20,6 +20,7 @@ from .figures.ch07_complexity import cost_calculator, measured_scaling, memory_c
 from .figures.ch08_transformer_layer import depth_gradients, layer_norm_steps, layer_walkthrough, reversal_training
 from .figures.ch09_next_token import encoder_vs_decoder, generation_steps, next_token_bars, training_checkpoints
 from .figures.ch10_real_model import pronoun_heads, real_attention, real_attention_zh, real_similarity, real_token_heads
+from .figures.machine import transformer_diagram
 from .widgets.explorable import Explorable
 
 CATALOG: tuple[Callable[..., Explorable], ...] = (
@@ -55,7 +56,8 @@ CATALOG: tuple[Callable[..., Explorable], ...] = (
 )
 
 FIGURES = (timing_curves, direct_attention_map, feature_heatmap, sentence_features, swapped_glasses, readout_scatter,
-           sentence_attention, four_steps_shapes, variance_growth, measured_scaling, encoder_vs_decoder)
+           sentence_attention, four_steps_shapes, variance_growth, measured_scaling, encoder_vs_decoder,
+           transformer_diagram)
 
 __all__ = ["CATALOG", "FIGURES", "catalog", *(f.__name__ for f in CATALOG + FIGURES)]
 
