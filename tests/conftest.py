@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 from hypothesis import settings
+
 from site_tools import CHROMIUM_ARGS, HTML, NO_CHROMIUM, block_outside, build_site, chromium_path, serve
 
 # tests/fixtures 里的 notebook 是故意写坏的反证（JupyterLab 测试用），不交给 nbval 运行

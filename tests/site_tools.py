@@ -17,7 +17,6 @@ import threading
 from pathlib import Path
 from urllib.parse import quote
 
-
 ROOT = Path(__file__).resolve().parents[1]
 HTML = ROOT / "_build" / "html"
 # 无头、无沙箱（CI 以 root 运行），关掉 Chromium 自己的后台联网（本机网络是封闭的），域名解析只认 127.0.0.1

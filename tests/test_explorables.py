@@ -19,15 +19,16 @@ import warnings
 
 import numpy as np
 import pytest
-from conftest import check_error
-from helpers.blit_checks import artist_changes, blit_vs_full
-from helpers.html_scripts import Page
 
 import transformer_lab as tl
 from transformer_lab import explore, figures
 from transformer_lab.plot.figure import NARROW_WIDTH, SCREEN_DPI, WIDE_WIDTH
 from transformer_lab.widgets.explorable import FRAME_CAP, Explorable
 from transformer_lab.widgets.static import LAYOUTS
+
+from conftest import check_error
+from helpers.blit_checks import artist_changes, blit_vs_full
+from helpers.html_scripts import Page
 
 PNG = b"\x89PNG\r\n\x1a\n"
 NAMES = list(explore.catalog())

@@ -11,16 +11,17 @@ from __future__ import annotations
 import re
 
 import pytest
-from conftest import call, error_table_test
-from helpers.html_scripts import Page, scripts
-from helpers.tiny_view import tiny
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from transformer_lab import quiz
 from transformer_lab.quiz.html import QUIZ_JS, render_html
 from transformer_lab.quiz.question import as_dicts, notebook_href
-from transformer_lab import quiz
 from transformer_lab.widgets.static import PLAYER_JS, externalize_frames
+
+from conftest import call, error_table_test
+from helpers.html_scripts import Page, scripts
+from helpers.tiny_view import tiny
 
 HOSTILE = [
     '"><script>alert(1)</script>',

@@ -18,8 +18,8 @@ from pathlib import Path
 
 import nbformat
 import pytest
-
 from seed_text import DIGESTS, SEEDS, SeedIndex, runs, seed_digests
+
 from site_tools import ROOT
 
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))

@@ -13,10 +13,11 @@ import json
 import re
 
 import pytest
-from helpers.tiny_view import Titled
-from site_tools import pages
 
 from transformer_lab.widgets.explorable import Explorable, Slider
+
+from helpers.tiny_view import Titled
+from site_tools import pages
 
 PHONE, LAPTOP = {"width": 390, "height": 844}, {"width": 1280, "height": 900}
 MIN_PX = {390: 11, 1280: 12}

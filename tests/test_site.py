@@ -14,7 +14,6 @@ from pathlib import Path
 from site_tools import HTML, LATIN_WORD, ROOT, UI_TEXT_JS, book_words, pages
 
 
-
 def all_pages(site_dir: Path = HTML) -> list[Path]:
     """读者能打开的每一页：正文页，加上搜索页和索引页（index.html 只是跳转页）。"""
     return pages(site_dir) + [site_dir / "search.html", site_dir / "genindex.html"]

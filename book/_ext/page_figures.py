@@ -16,8 +16,8 @@ from __future__ import annotations
 import json
 
 from docutils import nodes
-from sphinx.util.docutils import SphinxDirective
 from self_test_page import dependencies
+from sphinx.util.docutils import SphinxDirective
 
 import transformer_lab as tl
 

@@ -7,16 +7,22 @@
 
 import numpy as np
 import pytest
-from conftest import check_error
 from hypothesis import given
 from hypothesis import strategies as st
 
 from transformer_lab.core.attention import attend, causal_mask
-from transformer_lab.core.decoder import (cached_attention, decoder_layer_step, decoder_token_step_fast, fast_layer_norm,
-                                          layer_cache)
+from transformer_lab.core.decoder import (
+    cached_attention,
+    decoder_layer_step,
+    decoder_token_step_fast,
+    fast_layer_norm,
+    layer_cache,
+)
 from transformer_lab.core.encoder import encoder_layer, init_encoder_params
-from transformer_lab.core.layer_norm import layer_norm
 from transformer_lab.core.kv_cache import KVCache
+from transformer_lab.core.layer_norm import layer_norm
+
+from conftest import check_error
 
 
 def run_in_pieces(x, params, H, sizes, norm_first=True):

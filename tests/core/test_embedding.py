@@ -1,12 +1,13 @@
 """core/embedding.py：词嵌入 embed 与它的反向 embedding_backward——手算、重复的编号、中心差分、报错。"""
 
 import numpy as np
-from conftest import call, error_table_test
-from helpers.gradcheck import assert_gradients_close, numeric_gradient
 from hypothesis import given
 from hypothesis import strategies as st
 
 from transformer_lab.core.embedding import embed, embedding_backward
+
+from conftest import call, error_table_test
+from helpers.gradcheck import assert_gradients_close, numeric_gradient
 
 
 def test_embed_by_hand():

@@ -11,15 +11,22 @@ import math
 
 import numpy as np
 import pytest
-from conftest import call, error_table_test
-from helpers.gradcheck import assert_gradients_close, numeric_gradient
-from helpers.reference import ref_encoder, ref_encoder_steps
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import transformer_lab as tl
-from transformer_lab.core.encoder import (PARAM_KEYS, encoder_layer, encoder_layer_backward, encoder_layer_steps,
-                                          encoder_layer_vjp, init_encoder_params)
+from transformer_lab.core.encoder import (
+    PARAM_KEYS,
+    encoder_layer,
+    encoder_layer_backward,
+    encoder_layer_steps,
+    encoder_layer_vjp,
+    init_encoder_params,
+)
+
+from conftest import call, error_table_test
+from helpers.gradcheck import assert_gradients_close, numeric_gradient
+from helpers.reference import ref_encoder, ref_encoder_steps
 
 T, D, D_FF = 4, 8, 12
 

@@ -5,14 +5,15 @@
 """
 
 import numpy as np
-from conftest import call, error_table_test
-from helpers.gradcheck import assert_gradients_close, numeric_gradient
-from helpers.reference import ref_feed_forward
 from hypothesis import given
 from hypothesis import strategies as st
 
 import transformer_lab as tl
 from transformer_lab.core.feed_forward import feed_forward, feed_forward_backward
+
+from conftest import call, error_table_test
+from helpers.gradcheck import assert_gradients_close, numeric_gradient
+from helpers.reference import ref_feed_forward
 
 shapes = st.tuples(st.lists(st.integers(1, 3), min_size=0, max_size=2), st.integers(2, 7))
 

@@ -15,16 +15,17 @@ import math
 
 import numpy as np
 import pytest
-from conftest import call, check_error, error_table_test
-from helpers.gradcheck import assert_gradients_close, numeric_gradient
 from hypothesis import assume, event, given, settings
-from hypothesis.control import currently_in_test_context
 from hypothesis import strategies as st
+from hypothesis.control import currently_in_test_context
 
 import transformer_lab as tl
 from transformer_lab.core.guard import guarded_backward
 from transformer_lab.core.multihead import multi_head_attention_vjp_unchecked
 from transformer_lab.core.softmax import softmax_backward_unchecked
+
+from conftest import call, check_error, error_table_test
+from helpers.gradcheck import assert_gradients_close, numeric_gradient
 
 seeds = st.integers(0, 2**32 - 1)
 exponents = st.integers(0, 308) | st.integers(300, 308)  # 上游梯度放大 10^u 倍：一直到 float64 的上限，上限附近多抽一些

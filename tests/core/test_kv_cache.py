@@ -4,12 +4,13 @@
 
 import numpy as np
 import pytest
-from conftest import call, error_table_test
-from helpers.reference import assert_attention_close as assert_close
 
 from transformer_lab.core.attention import causal_mask, scaled_dot_product_attention
 from transformer_lab.core.kv_cache import KVCache
 from transformer_lab.lessons.costs import kv_cache_bytes
+
+from conftest import call, error_table_test
+from helpers.reference import assert_attention_close as assert_close
 
 
 def decode(cache, q, k, v):

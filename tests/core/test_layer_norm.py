@@ -8,13 +8,14 @@ import math
 import warnings
 
 import numpy as np
-from conftest import call, error_table_test
-from helpers.gradcheck import assert_gradients_close, numeric_gradient
-from helpers.reference import EPS, ref_layer_norm
 from hypothesis import given
 from hypothesis import strategies as st
 
 from transformer_lab.core.layer_norm import layer_norm, layer_norm_backward
+
+from conftest import call, error_table_test
+from helpers.gradcheck import assert_gradients_close, numeric_gradient
+from helpers.reference import EPS, ref_layer_norm
 
 shapes = st.tuples(st.lists(st.integers(1, 3), min_size=0, max_size=2), st.integers(2, 7))
 

@@ -5,13 +5,14 @@ import warnings
 
 import numpy as np
 import pytest
-from conftest import call, error_table_test
-from helpers.gradcheck import assert_gradients_close, numeric_gradient
 from hypothesis import given
 from hypothesis import strategies as st
 
 import transformer_lab as tl
 from transformer_lab.core.loss import cross_entropy, cross_entropy_backward
+
+from conftest import call, error_table_test
+from helpers.gradcheck import assert_gradients_close, numeric_gradient
 
 
 def test_cross_entropy_by_hand():

@@ -10,13 +10,14 @@ import dataclasses
 
 import numpy as np
 import pytest
-from conftest import call, error_table_test
 
 import transformer_lab as tl
 from transformer_lab.core.rnn import input_jacobians
 from transformer_lab.plot.figure import NARROW_WIDTH, SCREEN_DPI, WIDE_WIDTH
 from transformer_lab.widgets.blit import BlitFigure
 from transformer_lab.widgets.static import read_player
+
+from conftest import call, error_table_test
 
 # ---------------------------------------------------------------- 两种版式的共用检查（第 2 章的测试文件也有一份）
 

@@ -9,7 +9,6 @@ import warnings
 
 import numpy as np
 import pytest
-from conftest import call, error_table_test
 
 import transformer_lab as tl
 from transformer_lab.figures import ch02_self_attention as ch02
@@ -17,6 +16,8 @@ from transformer_lab.lessons import toy_sentences as toy
 from transformer_lab.plot.figure import NARROW_WIDTH, SCREEN_DPI, WIDE_WIDTH
 from transformer_lab.widgets.blit import BlitFigure
 from transformer_lab.widgets.static import read_player
+
+from conftest import call, error_table_test
 
 SENTENCES = toy.sentence_names()
 

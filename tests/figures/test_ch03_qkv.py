@@ -7,12 +7,13 @@ import warnings
 
 import numpy as np
 import pytest
-from conftest import call, error_table_test
 
 import transformer_lab as tl
 from transformer_lab.figures import ch03_qkv as figs
 from transformer_lab.lessons.geometry import vector_2d
 from transformer_lab.lessons.library import library_experiment, linear_readout
+
+from conftest import call, error_table_test
 
 
 @pytest.fixture

@@ -5,10 +5,11 @@
 
 import numpy as np
 import pytest
-from conftest import call, error_table_test
 
 import transformer_lab as tl
 from transformer_lab.figures import ch04_four_steps as four_steps_module
+
+from conftest import call, error_table_test
 
 
 @pytest.fixture

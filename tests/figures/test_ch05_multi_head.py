@@ -2,8 +2,13 @@
 
 import numpy as np
 
-from transformer_lab.figures.ch05_multi_head import (head_shape_tracer, head_specialisation, head_symmetry, tracer_cell,
-                                                     tracer_slots)
+from transformer_lab.figures.ch05_multi_head import (
+    head_shape_tracer,
+    head_specialisation,
+    head_symmetry,
+    tracer_cell,
+    tracer_slots,
+)
 
 
 def test_shape_tracer_shapes_follow_sliders():

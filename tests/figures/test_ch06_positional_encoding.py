@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import transformer_lab as tl
+
 from conftest import error_table_test
 
 

@@ -3,9 +3,10 @@
 import numpy as np
 import pytest
 
-from conftest import call, error_table_test
 from transformer_lab import explore
 from transformer_lab.lessons.costs import kv_cache_bytes
+
+from conftest import call, error_table_test
 
 
 @pytest.fixture(scope="module")

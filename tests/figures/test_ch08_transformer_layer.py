@@ -8,8 +8,13 @@ import numpy as np
 import pytest
 
 import transformer_lab as tl
-from transformer_lab.figures.ch08_transformer_layer import (PE_CHOICES, STAGES, depth_gradients, layer_walkthrough,
-                                                             reversal_training)
+from transformer_lab.figures.ch08_transformer_layer import (
+    PE_CHOICES,
+    STAGES,
+    depth_gradients,
+    layer_walkthrough,
+    reversal_training,
+)
 
 
 def test_trained_model_reverses_held_out_sequences():

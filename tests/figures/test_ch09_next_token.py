@@ -7,13 +7,26 @@
 
 import numpy as np
 import pytest
-from conftest import call, error_table_test
 
 import transformer_lab as tl
-from transformer_lab.figures.ch09_next_token import (BAR_PROMPT, GEN_NEW, GEN_PROMPT, NO_LIMIT, SHOWN, TEMPERATURES,
-                                                     TOP_KS, TOP_PS, encoder_vs_decoder, generation_steps,
-                                                     next_token_bars, show_char, training_checkpoints)
+from transformer_lab.figures.ch09_next_token import (
+    BAR_PROMPT,
+    GEN_NEW,
+    GEN_PROMPT,
+    NO_LIMIT,
+    SHOWN,
+    TEMPERATURES,
+    TOP_KS,
+    TOP_PS,
+    encoder_vs_decoder,
+    generation_steps,
+    next_token_bars,
+    show_char,
+    training_checkpoints,
+)
 from transformer_lab.plot.figure import NARROW_WIDTH, WIDE_WIDTH
+
+from conftest import call, error_table_test
 
 
 @pytest.fixture(scope="module")

@@ -9,11 +9,18 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import call, error_table_test
 
-from transformer_lab.figures.ch10_real_model import (TOKEN_QUERIES, pronoun_heads, real_attention, real_attention_zh,
-                                                      real_similarity, real_token_heads)
+from transformer_lab.figures.ch10_real_model import (
+    TOKEN_QUERIES,
+    pronoun_heads,
+    real_attention,
+    real_attention_zh,
+    real_similarity,
+    real_token_heads,
+)
 from transformer_lab.pretrained import measures, sentences
+
+from conftest import call, error_table_test
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "pretrained"))
 from real_models import e5, minilm  # noqa: E402, F401  (fixture)

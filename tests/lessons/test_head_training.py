@@ -3,9 +3,16 @@
 import numpy as np
 import pytest
 
+from transformer_lab.lessons.head_training import (
+    WEIGHT_NAMES,
+    head_gap,
+    init_head_weights,
+    relation_mass,
+    train_heads,
+    two_relation_task,
+)
+
 from conftest import error_table_test
-from transformer_lab.lessons.head_training import (WEIGHT_NAMES, head_gap, init_head_weights,
-                                                   relation_mass, train_heads, two_relation_task)
 
 
 @pytest.fixture(scope="module")

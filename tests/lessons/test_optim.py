@@ -1,10 +1,11 @@
 """lessons/optim.py：全书唯一的训练循环与两种走法——梯度下降的闭式解、Adam 的第一步、不改输入、发散时的报错。"""
 
 import numpy as np
-from conftest import check_error, error_table_test
 
 import transformer_lab as tl
 from transformer_lab.lessons.optim import adam, gradient_descent, sgd, train_loop
+
+from conftest import check_error, error_table_test
 
 
 def test_gradient_descent_quadratic_closed_form():

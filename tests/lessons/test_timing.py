@@ -6,12 +6,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import error_table_test
 from hypothesis import given
 from hypothesis import strategies as st
 
 from transformer_lab.lessons import timing
 from transformer_lab.lessons import timing as costs
+
+from conftest import error_table_test
 
 ROOT = Path(__file__).resolve().parents[2]
 

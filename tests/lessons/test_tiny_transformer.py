@@ -3,12 +3,13 @@
 
 import numpy as np
 import pytest
-from conftest import call, check_error, error_table_test
-from helpers.gradcheck import numeric_gradient
 from hypothesis import given
 from hypothesis import strategies as st
 
 from transformer_lab.lessons import tiny_transformer as tt
+
+from conftest import call, check_error, error_table_test
+from helpers.gradcheck import numeric_gradient
 
 
 @given(st.integers(1, 5), st.integers(1, 8), st.integers(1, 8), st.integers(0, 10**6))

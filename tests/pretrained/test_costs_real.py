@@ -2,12 +2,13 @@
 
 import numpy as np
 import pytest
-from conftest import error_table_test
-from real_models import e5, minilm  # noqa: F401  (fixture)
-from tiny_models import tiny_bert
 
 from transformer_lab.lessons import costs
 from transformer_lab.pretrained import load
+
+from conftest import error_table_test
+from real_models import e5, minilm  # noqa: F401  (fixture)
+from tiny_models import tiny_bert
 
 
 def test_encoder_parameters_by_hand():

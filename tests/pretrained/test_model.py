@@ -11,13 +11,23 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
-from conftest import call, check_error, error_table_test
 from reference import reference_forward
-from tiny_models import (TINY_VOCAB, config_json, corrupt_wheel, dequantize_reference, loaded_tiny_bert,
-                         safetensors_bytes, scratch, tiny_bert, tiny_e5)
 
 from transformer_lab.pretrained import bert, load
 from transformer_lab.pretrained.registry import MODELS
+
+from conftest import call, check_error, error_table_test
+from tiny_models import (
+    TINY_VOCAB,
+    config_json,
+    corrupt_wheel,
+    dequantize_reference,
+    loaded_tiny_bert,
+    safetensors_bytes,
+    scratch,
+    tiny_bert,
+    tiny_e5,
+)
 
 
 @pytest.fixture

@@ -20,14 +20,15 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import error_table_test
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from real_models import e5, minilm  # noqa: F401  (fixture)
 
 from transformer_lab.pretrained import sentences
 from transformer_lab.pretrained.unigram import METASPACE, Unigram
 from transformer_lab.pretrained.wordpiece import WordPiece, basic_tokenize, is_cjk, is_punctuation
+
+from conftest import error_table_test
+from real_models import e5, minilm  # noqa: F401  (fixture)
 
 REFERENCE = json.loads((Path(__file__).parent / "minilm_tokens_reference.json").read_text(encoding="utf-8"))["tokens"]
 VOCAB = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "un", "##aff", "##able", "aff", "##a", "play", "##ing",

@@ -10,7 +10,6 @@ import re
 import nbformat
 import numpy as np
 import pytest
-from conftest import check_error, error_table_test
 
 import transformer_lab as tl
 from transformer_lab import chapters, quiz
@@ -18,6 +17,7 @@ from transformer_lab.quiz.bank_ch01_04 import rnn_signal_left, scaled_score, sof
 from transformer_lab.quiz.bank_ch05_08 import order_blind, parameter_count, rope_scores
 from transformer_lab.quiz.question import KINDS, Question
 
+from conftest import check_error, error_table_test
 from site_tools import LATIN_WORD, ROOT, book_words
 
 BANK = quiz.questions()

@@ -6,13 +6,14 @@ from __future__ import annotations
 import json
 
 import numpy as np
-from conftest import check_error, error_table_test
 from hypothesis import given
 from hypothesis import strategies as st
 
 from transformer_lab import chapters
 from transformer_lab.chapters import CHAPTERS, Chapter
 from transformer_lab.quiz.question import Question, as_dicts, notebook_href
+
+from conftest import check_error, error_table_test
 
 VE, TE = ValueError, TypeError
 LAST = CHAPTERS[-1].number

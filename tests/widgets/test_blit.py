@@ -8,8 +8,6 @@ from __future__ import annotations
 import io
 
 import numpy as np
-from helpers.blit_checks import artist_changes, blit_vs_full, pixels
-from helpers.tiny_view import Line, tiny
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from PIL import Image
@@ -17,6 +15,9 @@ from PIL import Image
 from transformer_lab.widgets import blit
 from transformer_lab.widgets.blit import blit_order, encode_png
 from transformer_lab.widgets.explorable import Explorable, Slider
+
+from helpers.blit_checks import artist_changes, blit_vs_full, pixels
+from helpers.tiny_view import Line, tiny
 
 
 class _Covered:

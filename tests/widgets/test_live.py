@@ -6,10 +6,11 @@
 from __future__ import annotations
 
 import ipywidgets as widgets
-from helpers.tiny_view import tiny
 
 from transformer_lab.widgets.explorable import Explorable, Slider
 from transformer_lab.widgets.live import FigureImage
+
+from helpers.tiny_view import tiny
 
 PNG = b"\x89PNG\r\n\x1a\n"
 

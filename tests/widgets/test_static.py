@@ -12,15 +12,26 @@ import json
 import re
 
 import pytest
-from conftest import call, check_error, error_table_test
-from helpers.html_scripts import Page, script_end, scripts
-from helpers.tiny_view import NASTY, Exploding, Labels, Titled, tiny
 
 import transformer_lab as tl
 from transformer_lab.plot.figure import NARROW_WIDTH
 from transformer_lab.widgets.explorable import FRAME_CAP, Explorable, Slider
-from transformer_lab.widgets.static import (ALL_FRAMES_ENV, FRAME_SOURCES_JS, LAYOUTS, NARROW_MEDIA, PLAYER_JS, STYLES,
-                                            externalize_frames, read_player, render_html, wants_all_frames)
+from transformer_lab.widgets.static import (
+    ALL_FRAMES_ENV,
+    FRAME_SOURCES_JS,
+    LAYOUTS,
+    NARROW_MEDIA,
+    PLAYER_JS,
+    STYLES,
+    externalize_frames,
+    read_player,
+    render_html,
+    wants_all_frames,
+)
+
+from conftest import call, check_error, error_table_test
+from helpers.html_scripts import Page, script_end, scripts
+from helpers.tiny_view import NASTY, Exploding, Labels, Titled, tiny
 
 PNG = b"\x89PNG\r\n\x1a\n"
 
@@ -70,7 +81,7 @@ def test_all_frames_only_without_a_kernel_or_when_building_the_book(live, env, e
 def test_a_grid_above_the_cap_is_refused_before_any_frame_is_drawn():
     ex = Explorable(Exploding, [Slider("a", tuple(range(FRAME_CAP + 1)))], title="太多帧的图", alt="{a}")
     check_error(ex.static_html, ValueError,  # 报的是帧数，不是 Exploding 的 RuntimeError：一帧都没画
-                rf"「太多帧的图」要预先画 43 帧（a 的 43 个取值），超过了上限 max_frames=42.*max_frames=")
+                r"「太多帧的图」要预先画 43 帧（a 的 43 个取值），超过了上限 max_frames=42.*max_frames=")
 
 
 def test_max_frames_moves_the_limit_both_ways():

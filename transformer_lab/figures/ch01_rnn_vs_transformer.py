@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import numpy as np
-
 from matplotlib.patches import Rectangle
 from matplotlib.ticker import NullLocator
 

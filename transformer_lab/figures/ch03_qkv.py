@@ -11,8 +11,8 @@ import numpy as np
 
 from .. import _validation as check
 from ..core.attention import scaled_dot_product_attention
-from ..lessons.geometry import vector_2d, with_key_length
 from ..lessons import runs
+from ..lessons.geometry import vector_2d, with_key_length
 from ..lessons.learned_glasses import chapter3_example
 from ..lessons.optim import as_run
 from ..plot.bars import weight_bars

@@ -7,8 +7,8 @@ from collections.abc import Mapping
 import numpy as np
 
 from .. import _validation as check
-from ..lessons.head_shapes import shape_trace
 from ..lessons import runs as experiments
+from ..lessons.head_shapes import shape_trace
 from ..lessons.optim import as_run
 from ..plot.figure import CMAP
 from ..plot.heatmap import attention_heatmap
@@ -161,7 +161,7 @@ class _ShapeTracerView:
         """W_O 把各头混在一起：拼接的每一维只来自 1 个头，输出的每一维用到几个头。"""
         if H == 1:
             return "只有 1 个头：$W_O$ 只是再做一次线性变换，没有头可混"
-        return (f"拼接的每一维只来自 1 个头；乘 $W_O$ 后，"
+        return ("拼接的每一维只来自 1 个头；乘 $W_O$ 后，"
                 + ("\n" if self.narrow else "") + f"输出的 {D} 维里有 {mixed} 维混合了 ≥ 2 个头")
 
     @staticmethod

@@ -8,9 +8,9 @@ from matplotlib.collections import LineCollection
 from matplotlib.patches import Circle, Rectangle
 from matplotlib.ticker import MaxNLocator
 
+from .. import _validation as check
 from ..core.positional import positional_frequencies, sinusoidal_positional_encoding
 from ..lessons.positions import binary_bits, offset_dot, rope_score_matrix
-from .. import _validation as check
 from ..plot.figure import CMAP
 from ..widgets.explorable import Explorable, Slider
 

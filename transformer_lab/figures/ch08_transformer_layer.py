@@ -14,8 +14,8 @@ from .. import _validation as check
 from ..core.layer_norm import layer_norm
 from ..lessons import runs as experiments
 from ..lessons.deep_stack import MODES
-from ..lessons.optim import as_run
 from ..lessons.layer_story import STAGES, story_steps
+from ..lessons.optim import as_run
 from ..lessons.tiny_transformer import SYMBOLS
 from ..lessons.toy_lexicon import FEATURES
 from ..plot.figure import CMAP, MIN_FONT_PT

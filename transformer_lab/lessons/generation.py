@@ -23,10 +23,18 @@ import numpy as np
 
 from .. import _validation as check
 from ..core.decoder import decoder_layer_step, decoder_token_step_fast, fast_layer_norm, layer_cache
-from ..core.encoder import check_layer_params
 from ..core.decoding import next_token_probs
+from ..core.encoder import check_layer_params
 from .corpus import decode, encode
-from .tiny_gpt import NUM_HEADS, check_gpt, check_tokens, embed_unchecked, hidden_states, layer_params, output_vjp_unchecked
+from .tiny_gpt import (
+    NUM_HEADS,
+    check_gpt,
+    check_tokens,
+    embed_unchecked,
+    hidden_states,
+    layer_params,
+    output_vjp_unchecked,
+)
 
 __all__ = ["generate", "generate_recompute", "generate_text", "next_token_logits", "generation_trace",
            "checkpoint_samples"]

@@ -14,7 +14,6 @@
 from __future__ import annotations
 
 import time
-
 from collections.abc import Callable, Iterator, Mapping
 from types import MappingProxyType
 from typing import Any
