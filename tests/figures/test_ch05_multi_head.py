@@ -3,11 +3,11 @@
 import numpy as np
 
 from transformer_lab.figures.ch05_multi_head import (
+    _tracer_cell,
+    _tracer_slots,
     head_shape_tracer,
     head_specialisation,
     head_symmetry,
-    tracer_cell,
-    tracer_slots,
 )
 
 
@@ -58,8 +58,8 @@ def test_tracer_narrow_layout_stacks_three_rows_and_shortens_the_title():
     wide, narrow = _texts(ex, "wide", D=16, H=2), _texts(ex, "narrow", D=16, H=2)
     assert any("示例数字是随机的" in t for t in wide) and not any("示例数字是随机的" in t for t in narrow)
     assert any("（数字随机）" in t for t in narrow)
-    assert len({top for (_, top, _, _) in tracer_slots(True).values()}) == 3  # 窄版三行
-    assert len({top for (_, top, _, _) in tracer_slots(False).values()}) == 1  # 宽版一行
+    assert len({top for (_, top, _, _) in _tracer_slots(True).values()}) == 3  # 窄版三行
+    assert len({top for (_, top, _, _) in _tracer_slots(False).values()}) == 1  # 宽版一行
     # 画出来也是这样：窄版 X 的形状在 W_O 的形状上面（像素 y 朝上），宽版两者在同一高度
     names = ["X\n(4, 16)", "$W_O$\n(16, 16)"]
     (x_n, wo_n), (x_w, wo_w) = _boxes(ex, "narrow", names), _boxes(ex, "wide", names)
@@ -69,8 +69,8 @@ def test_tracer_narrow_layout_stacks_three_rows_and_shortens_the_title():
 def test_tracer_cells_fit_their_slots_for_every_d():
     for narrow in (False, True):
         for D in (8, 16, 24, 32):
-            c = tracer_cell(narrow, D, 4)
-            for name, (_, _, w, h) in tracer_slots(narrow).items():
+            c = _tracer_cell(narrow, D, 4)
+            for name, (_, _, w, h) in _tracer_slots(narrow).items():
                 assert D * c <= h + 1e-12 and c * (D if name == "W_O" else 4) <= 0.85 * w + 1e-12
 
 

@@ -128,9 +128,9 @@ def test_table_narrow_stacks_the_three_panels_and_breaks_the_formula():
 
 
 def test_clock_plan_narrow_is_three_a_row_with_a_horizontal_counter():
-    from transformer_lab.figures.ch06_positional_encoding import clock_plan
+    from transformer_lab.figures.ch06_positional_encoding import _clock_plan
 
-    wide, narrow = clock_plan(False), clock_plan(True)
+    wide, narrow = _clock_plan(False), _clock_plan(True)
     assert len({y for _, y in wide["centers"]}) == 2 and len({y for _, y in narrow["centers"]}) == 3
     assert len({x for x, _ in wide["bits"]}) == 1 and len({y for _, y in narrow["bits"]}) == 1  # 竖排 / 横排
     assert narrow["bits"][0][0] > narrow["bits"][-1][0]  # 窄版高位在左：低位（第 0 位）在最右

@@ -18,10 +18,10 @@ from transformer_lab.figures.ch09_next_token import (
     TEMPERATURES,
     TOP_KS,
     TOP_PS,
+    _show_char,
     encoder_vs_decoder,
     generation_steps,
     next_token_bars,
-    show_char,
     training_checkpoints,
 )
 from transformer_lab.plot.figure import NARROW_WIDTH, WIDE_WIDTH
@@ -143,7 +143,7 @@ def test_narrow_bar_title_is_shorter(run):
 
 
 def test_show_char_makes_invisible_characters_visible():
-    assert [show_char(c) for c in "a\n 字"] == ["a", "⏎", "␣", "字"]
+    assert [_show_char(c) for c in "a\n 字"] == ["a", "⏎", "␣", "字"]
 
 
 def test_slider_grids():

@@ -70,7 +70,7 @@ def test_kinds_and_positional_heads_on_designed_attention():
     assert by_kind["sep"][0, 0] == 1.0 and measures.sink_heads(by_kind) == {"cls": 0, "sep": 1, "punct": 0, "word": 2}
     np.testing.assert_allclose(by_kind["punct"][0, 1], 2 / T)  # 前一个是标点的查询有两个（"it" 和 "[SEP]"）
     np.testing.assert_allclose(measures.offset_attention(results, -1)[0], [0, 1, 0])
-    assert measures.positional_heads(results) == {"previous": [(0, 1)], "next": [(0, 2)]}
+    assert measures.positional_heads(results) == {"before": [(0, 1)], "after": [(0, 2)]}
 
 
 # ---------------------------------------------------------------- 真模型：与逐头循环对照

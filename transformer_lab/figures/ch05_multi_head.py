@@ -25,7 +25,7 @@ HEAD_COLORS = ("#31688e", "#b5367a")
 # ---------------------------------------------------------------- 形状追踪器
 
 # 两种版式的排版（单位：英寸，y 轴朝下）。每一行：(上沿 y, 行高, 这一行的 [(数组, 槽宽), ...], 行首的说明)，
-# 一行的槽整体居中。数组画在自己的槽里，水平居中、顶端对齐；所有数组共用一个格子边长（见 ``tracer_cell``）。
+# 一行的槽整体居中。数组画在自己的槽里，水平居中、顶端对齐；所有数组共用一个格子边长（见 ``_tracer_cell``）。
 # title / mix / note：标题、"W_O 混了几个头"那句、读图说明的位置 (x, y, 水平对齐)。
 TRACER_PLANS = {
     False: {"size": (6.8, 3.15), "rows": [
@@ -45,7 +45,7 @@ TRACER_PLANS = {
 }
 
 
-def tracer_slots(narrow: bool) -> dict[str, tuple[float, float, float, float]]:
+def _tracer_slots(narrow: bool) -> dict[str, tuple[float, float, float, float]]:
     """每个数组的槽：名字 → (左, 上, 宽, 高)，单位英寸（y 朝下）。"""
     plan, slots = TRACER_PLANS[narrow], {}
     for top, height, row, _ in plan["rows"]:
@@ -56,9 +56,9 @@ def tracer_slots(narrow: bool) -> dict[str, tuple[float, float, float, float]]:
     return slots
 
 
-def tracer_cell(narrow: bool, D: int, T: int) -> float:
+def _tracer_cell(narrow: bool, D: int, T: int) -> float:
     """格子边长（英寸）：高 D 的数组不超过行高，每个数组不超过槽宽的 85%。"""
-    slots = tracer_slots(narrow)
+    slots = _tracer_slots(narrow)
     return min(min(h / D, 0.85 * w / (D if name == "W_O" else T)) for name, (_, _, w, h) in slots.items())
 
 
@@ -84,7 +84,7 @@ class _ShapeTracerView:
         ax.set_xlim(0, W), ax.set_ylim(Hfig, 0)
         ax.set_autoscale_on(False)
         _blank(ax)
-        self.slots = tracer_slots(layout.narrow)
+        self.slots = _tracer_slots(layout.narrow)
         names = ["X", "Q", "K", "V", "concat", "W_O", "out"]
         self.images = {n: ax.imshow(np.zeros((2, 2)), cmap=CMAP, interpolation="nearest") for n in names}
         self.weights = [ax.imshow(np.zeros((2, 2)), cmap=CMAP, vmin=0, vmax=1, interpolation="nearest")
@@ -116,7 +116,7 @@ class _ShapeTracerView:
         D, H = int(D), int(H)
         tr = self.traces[D, H]
         T, d_k = tr["X"].shape[0], D // H
-        c = tracer_cell(self.narrow, D, T)
+        c = _tracer_cell(self.narrow, D, T)
         left = {}
         for name, (x, top, w, _) in self.slots.items():  # 每个数组在槽里水平居中
             left[name] = (x + (w - c * (D if name == "W_O" else T)) / 2, top)

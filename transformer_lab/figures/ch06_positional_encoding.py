@@ -171,7 +171,7 @@ def _inch_axes(ax, size, box) -> None:
     _blank(ax)
 
 
-def clock_plan(narrow: bool) -> dict:
+def _clock_plan(narrow: bool) -> dict:
     """指针图的排版（英寸，y 朝下）：每根指针的圆心和半径，计数器每一位格子的左上角，各段文字的位置。
 
     宽版：左边 2 行 × 4 根指针，右边计数器竖着排（高位在上，从上往下读就是二进制）；
@@ -193,12 +193,12 @@ def clock_plan(narrow: bool) -> dict:
 class _ClockView:
     """d_model = 16 的 8 根指针（指针尖 = (sin, cos) = (PE[p, 2i], PE[p, 2i+1])，12 点钟 = 位置 0）和 5 位二进制计数器。
 
-    排版见 ``clock_plan``；两块都用英寸作坐标（``_inch_axes``）。
+    排版见 ``_clock_plan``；两块都用英寸作坐标（``_inch_axes``）。
     """
 
     def __init__(self, fig, axes, layout, omega, bits):
         self.omega, self.bits, self.narrow = omega, bits, layout.narrow
-        plan = self.plan = clock_plan(layout.narrow)
+        plan = self.plan = _clock_plan(layout.narrow)
         fig.set_layout_engine("none")  # 自己排版
         clocks, counter = axes
         _inch_axes(clocks, plan["size"], plan["clocks"])
@@ -269,7 +269,7 @@ def clock_hands() -> Explorable:
         sliders=[Slider("position", CLOCK_POSITIONS, label="位置 p", default=5, continuous=True)],
         title="位置编码的 8 根指针与二进制计数器",
         alt="位置 {position}：d_model = 16 时 8 对 (sin, cos) 画成 8 根指针（按公式算出），旁边是 5 位二进制计数器。",
-        size=clock_plan(False)["size"], ncols=2, narrow_size=clock_plan(True)["size"],
+        size=_clock_plan(False)["size"], ncols=2, narrow_size=_clock_plan(True)["size"],
     )
 
 

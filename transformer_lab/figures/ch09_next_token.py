@@ -19,7 +19,7 @@ from ..lessons.tiny_gpt import sizes
 from ..plot.figure import CMAP
 from ..widgets.explorable import Explorable, Slider
 
-__all__ = ["next_token_bars", "training_checkpoints", "generation_steps", "encoder_vs_decoder", "show_char",
+__all__ = ["next_token_bars", "training_checkpoints", "generation_steps", "encoder_vs_decoder",
            "BAR_PROMPT", "TEMPERATURES", "TOP_KS", "TOP_PS", "NO_LIMIT", "SHOWN", "GEN_PROMPT", "GEN_NEW"]
 
 BAR_PROMPT = "注意力权"
@@ -32,10 +32,10 @@ GEN_PROMPT, GEN_NEW = "每个词", 10
 _KEPT, _DROPPED, _NEW = "#31688e", "#bbbbbb", "#b5367a"
 
 
-def show_char(c: str) -> str:
+def _show_char(c: str) -> str:
     """把看不见的字写成看得见的记号：换行 → "⏎"，空格 → "␣"，其余不变。
 
-    >>> show_char("\\n"), show_char(" "), show_char("字")
+    >>> _show_char("\\n"), _show_char(" "), _show_char("字")
     ('⏎', '␣', '字')
     """
     return {"\n": "⏎", " ": "␣"}.get(c, c)
@@ -71,7 +71,7 @@ class _BarsView:
         x = np.arange(SHOWN)
         self.bars = ax.bar(x, np.zeros(SHOWN), color=_KEPT, width=0.7)
         ax.plot(x, base, "_", color="black", ms=16, mew=2, label="原始概率（温度 1，不截断）")
-        ax.set_xticks(x, [show_char(chars[i]) for i in self.order], fontsize=11)
+        ax.set_xticks(x, [_show_char(chars[i]) for i in self.order], fontsize=11)
         ax.set_ylim(0, 1.05)
         ax.set_ylabel("下一个字的概率")
         ax.set_xlabel(f"“{prompt}”之后最可能的 {SHOWN} 个字" if not layout.narrow else f"“{prompt}”之后的字")
@@ -152,7 +152,7 @@ class _CheckpointView:
         self.dot.set_data([step], [loss])
         samples = [str(s) for s in self.run["samples"][i]]
         for text, prompt, sample in zip(self.texts, self.run["prompts"], samples):
-            body = "".join(show_char(c) for c in sample[len(str(prompt)):])
+            body = "".join(_show_char(c) for c in sample[len(str(prompt)):])
             text.set_text(f"【{prompt}】" + _wrap(body, self.width))
         self.suptitle.set_text(f"第 {step} 步：考试损失 {loss:.2f}，困惑度 {np.exp(loss):.1f}")
         return {"test_loss": np.array([loss]), "checkpoint": np.array([i])}  # 写的字在 run["samples"][checkpoint]
@@ -185,7 +185,7 @@ class _StepView:
         self.trace = trace
         att_ax, cache_ax = axes
         S = trace["attention"].shape[-1]
-        labels = [show_char(c) for c in trace["context"][:S]]
+        labels = [_show_char(c) for c in trace["context"][:S]]
         x = np.arange(S)
         self.bars = att_ax.bar(x, np.zeros(S), color=_KEPT, width=0.7)
         att_ax.set_xticks(x, labels, fontsize=10)
@@ -211,7 +211,7 @@ class _StepView:
         grid = np.where(np.arange(weights.size) < n, 1.0, 0.0)  # (S,)
         grid = np.where(np.arange(weights.size) == n - 1, 2.0, grid)
         self.image.set_data(np.tile(grid, (self.L, 1)))  # (L, S)
-        reading, written = show_char(tr["context"][n - 1]), show_char(tr["new"][s])
+        reading, written = _show_char(tr["context"][n - 1]), _show_char(tr["new"][s])
         self.suptitle.set_text(f"第 {step} 步：读进“{reading}”，缓存里 {n} 个字\n写出“{written}”（贪心：取概率最大的字）"
                                if self.narrow else
                                f"第 {step} 步：读进“{reading}”，缓存里 {n} 个字，写出“{written}”（贪心：取概率最大的字）")

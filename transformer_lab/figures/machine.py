@@ -20,7 +20,7 @@ from .. import chapters
 from ..plot.figure import MIN_FONT_PT
 from ..widgets.explorable import Explorable
 
-__all__ = ["Box", "BOXES", "diagram_boxes", "transformer_diagram"]
+__all__ = ["Box", "BOXES", "transformer_diagram"]
 
 TITLE_PT = 11.0
 NAME_PT = 10.0
@@ -74,14 +74,14 @@ def _chapter_label(numbers: tuple[int, ...]) -> str:
     return "第 " + "、".join(str(n) for n in ordered) + " 章"
 
 
-def diagram_boxes(decoder: bool = False) -> list[Box]:
+def _diagram_boxes(decoder: bool = False) -> list[Box]:
     """总图从下往上的方框（``decoder=True`` 时注意力带因果掩码）。每个章号都必须在书的章节表里。
 
     Examples
     --------
-    >>> [b.key for b in diagram_boxes()][:3]
+    >>> [b.key for b in _diagram_boxes()][:3]
     ['embed', 'attention', 'add_norm_1']
-    >>> diagram_boxes(decoder=True)[1].name
+    >>> _diagram_boxes(decoder=True)[1].name
     '带因果掩码的多头自注意力'
     """
     if not isinstance(decoder, bool):
@@ -188,7 +188,7 @@ def transformer_diagram(decoder: bool = False) -> Explorable:
     >>> transformer_diagram().layout("narrow").size[0] <= 3.6
     True
     """
-    boxes = diagram_boxes(decoder)
+    boxes = _diagram_boxes(decoder)
     steps = "；".join(f"{b.name}（{_chapter_label(b.chapters)}，输出 {b.shape_out}）" for b in boxes)
     kind = "解码器式（注意力带因果掩码）的" if decoder else ""
     return Explorable(
