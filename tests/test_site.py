@@ -40,8 +40,9 @@ def test_explorable_frames_are_served_as_site_files(site):
         text = path.read_text(encoding="utf-8")
         for blob in re.findall(r'<script type="application/json" class="tlx-data">(.*?)</script>', text, re.S):
             data = json.loads(blob)
-            assert "frames" not in data and len(data["urls"]) == len(data["alts"])
-            for url in data["urls"]:
+            assert "frames" not in data and set(data["urls"]) == {"wide", "narrow"}  # 两种版式，各一套帧
+            assert all(len(data["urls"][layout]) == len(data["alts"]) for layout in data["urls"])
+            for url in data["urls"]["wide"] + data["urls"]["narrow"]:
                 frame = (path.parent / url).resolve()
                 assert frame.is_file() and frame.read_bytes().startswith(b"\x89PNG"), url
             count += 1

@@ -15,7 +15,7 @@ __all__ = ["questions"]
 def questions() -> list[Question]:
     return [
         Question(
-            "ch10-cherry", 10, "它指谁：72 个头，一个不挑", "易错题", "choice",
+            "ch10-cherry", 10, "真模型认得代词吗：72 个头，一个不挑", "易错题", "choice",
             "在 “…because it was too tired.” 里，某个头给 animal 的注意力比给 street 的多。能据此说这个头“知道 it 指 animal”吗？",
             choices=("能，它看向了正确的词",
                      "不能。还要看它在 “…too wide.” 里是不是改成偏向 street，以及它给这两个词的注意力总量是不是大到值得一提",
