@@ -13,42 +13,9 @@ import pytest
 
 import transformer_lab as tl
 from transformer_lab.core.rnn import input_jacobians
-from transformer_lab.plot.figure import NARROW_WIDTH, SCREEN_DPI, WIDE_WIDTH
-from transformer_lab.widgets.blit import BlitFigure
-from transformer_lab.widgets.static import read_player
 
 from conftest import call, error_table_test
-
-# ---------------------------------------------------------------- 两种版式的共用检查（第 2 章的测试文件也有一份）
-
-
-def drawn(ex, layout, params=None):
-    """这种版式的图，画到 ``params``（默认初始取值）：用公开的 ``BlitFigure`` 单独建一张，不碰 ex 的缓存。"""
-    fig = BlitFigure(ex.view, ex.data, ex.start, ex.layout(layout))
-    fig.draw(ex.start if params is None else params)
-    return fig
-
-
-def blit_vs_full(fig) -> int:
-    """局部重画出的这一帧与整张重画相差几个像素（``tests/helpers/blit_checks`` 的做法，这里用于窄版）。"""
-    blitted = np.asarray(fig.fig.canvas.buffer_rgba()).copy()
-    for a in fig.artists:
-        a.set_animated(False)
-    fig.fig.canvas.draw()
-    return int(np.any(blitted != np.asarray(fig.fig.canvas.buffer_rgba()), axis=-1).sum())
-
-
-def reads_on_both(ex) -> bool:
-    """与 tests/test_explorables.py 相同的规则：宽版 ≤ 6.8 英寸、窄版 ≤ 3.6 英寸，最小的字电脑上 ≥ 12 px、手机上 ≥ 11 px。"""
-    (data,) = read_player(ex.static_html())
-    px = {k: data["text_px"][k] * min(ex.figure_pixels(k, SCREEN_DPI)[0], column) / ex.figure_pixels(k, ex.frame_dpi)[0]
-          for k, column in (("wide", 688), ("narrow", 358))}
-    return (ex.layout("wide").size[0] <= WIDE_WIDTH and ex.layout("narrow").size[0] <= NARROW_WIDTH
-            and px["wide"] >= 12 and px["narrow"] >= 11)
-
-
-def texts(ex, layout, params=None) -> list[str]:
-    return [t.text for t in drawn(ex, layout, params).texts()]
+from helpers.layouts import drawn, reads_on_both, texts
 
 
 @pytest.fixture
@@ -164,6 +131,15 @@ def test_queue_legend_covers_no_point_of_the_lines(queue, layout):
         points = right.transData.transform(line.get_xydata())
         inside = (box.x0 <= points[:, 0]) & (points[:, 0] <= box.x1) & (box.y0 <= points[:, 1]) & (points[:, 1] <= box.y1)
         assert not inside.any(), f"{line.get_label()} 有 {inside.sum()} 个点在图例下面"
+
+
+def blit_vs_full(fig) -> int:
+    """局部重画出的这一帧与整张重画相差几个像素（``tests/helpers/blit_checks`` 的做法，这里用于窄版）。"""
+    blitted = np.asarray(fig.fig.canvas.buffer_rgba()).copy()
+    for a in fig.artists:
+        a.set_animated(False)
+    fig.fig.canvas.draw()
+    return int(np.any(blitted != np.asarray(fig.fig.canvas.buffer_rgba()), axis=-1).sum())
 
 
 @pytest.mark.parametrize("name", ["rnn_memory_decay", "queue_vs_direct"])

@@ -13,11 +13,9 @@ import pytest
 import transformer_lab as tl
 from transformer_lab.figures import ch02_self_attention as ch02
 from transformer_lab.lessons import toy_sentences as toy
-from transformer_lab.plot.figure import NARROW_WIDTH, SCREEN_DPI, WIDE_WIDTH
-from transformer_lab.widgets.blit import BlitFigure
-from transformer_lab.widgets.static import read_player
 
 from conftest import call, error_table_test
+from helpers.layouts import drawn, reads_on_both, texts
 
 SENTENCES = toy.sentence_names()
 
@@ -75,29 +73,6 @@ def test_chinese_sentence_draws_without_missing_glyphs(factory):
         warnings.simplefilter("error")
         ex = factory("apple")
         assert ex.png(ex.start).startswith(b"\x89PNG")
-
-
-# ---------------------------------------------------------------- 两种版式（与第 1 章测试文件里的同名函数相同）
-
-
-def drawn(ex, layout, params=None):
-    """这种版式的图，画到 ``params``（默认初始取值）：用公开的 ``BlitFigure`` 单独建一张，不碰 ex 的缓存。"""
-    fig = BlitFigure(ex.view, ex.data, ex.start, ex.layout(layout))
-    fig.draw(ex.start if params is None else params)
-    return fig
-
-
-def reads_on_both(ex) -> bool:
-    """与 tests/test_explorables.py 相同的规则：宽版 ≤ 6.8 英寸、窄版 ≤ 3.6 英寸，最小的字电脑上 ≥ 12 px、手机上 ≥ 11 px。"""
-    (data,) = read_player(ex.static_html())
-    px = {k: data["text_px"][k] * min(ex.figure_pixels(k, SCREEN_DPI)[0], column) / ex.figure_pixels(k, ex.frame_dpi)[0]
-          for k, column in (("wide", 688), ("narrow", 358))}
-    return (ex.layout("wide").size[0] <= WIDE_WIDTH and ex.layout("narrow").size[0] <= NARROW_WIDTH
-            and px["wide"] >= 12 and px["narrow"] >= 11)
-
-
-def texts(ex, layout, params=None) -> list[str]:
-    return [t.text for t in drawn(ex, layout, params).texts()]
 
 
 def test_explorer_narrow_layout_lays_the_bars_on_their_side_and_wraps_the_sentence():
