@@ -3,6 +3,7 @@
 
     python dev.py book      # 准备环境并构建网站 → _build/html/index.html
     python dev.py test      # 准备环境并运行全部测试（单元、notebook、网站构建、浏览器）
+    python dev.py check     # 写代码时的快速检查：代码风格、单元测试、文档里的例子（不建网站、不跑 notebook）
     python dev.py refresh   # 重新运行所有 notebook，把输出写回 .ipynb（改过 notebook 或包之后必做）
     python dev.py lab       # 准备环境并打开 JupyterLab（中文界面，从 notebooks/ 开始）
 
@@ -82,6 +83,11 @@ def test() -> None:
     run([sys.executable, "-m", "pytest", *sys.argv[2:]])
 
 
+def check() -> None:
+    """快速检查：tests/ 和包里的 doctest，跳过标成 slow 的测试（建网站、浏览器、JupyterLab），不运行 notebook。"""
+    run([sys.executable, "-m", "pytest", "tests", "transformer_lab", "-m", "not slow", *sys.argv[2:]])
+
+
 def refresh() -> None:
     """重新运行 notebook 并写回输出。去掉 ipywidgets 的输出与状态：存档里只留静态帧（text/html）和文字。"""
     import nbformat
@@ -107,7 +113,7 @@ def lab() -> None:
     run([sys.executable, "-m", "jupyterlab", *LAB_OPTIONS, *sys.argv[2:]])
 
 
-COMMANDS = {"book": book, "test": test, "refresh": refresh, "lab": lab}
+COMMANDS = {"book": book, "test": test, "check": check, "refresh": refresh, "lab": lab}
 
 if __name__ == "__main__":
     if len(sys.argv) < 2 or sys.argv[1] not in COMMANDS:

@@ -17,10 +17,12 @@ import _harness  # noqa: F401  单线程 BLAS：须在导入 NumPy 之前
 import numpy as np
 from _harness import alternate, best
 
-from transformer_lab.core.attention import causal_mask, scaled_dot_product_attention
-from transformer_lab.core.attention import scaled_dot_product_attention_backward
-from transformer_lab.core.multihead import multi_head_attention
-from transformer_lab.core.multihead import multi_head_attention_backward
+from transformer_lab.core.attention import (
+    causal_mask,
+    scaled_dot_product_attention,
+    scaled_dot_product_attention_backward,
+)
+from transformer_lab.core.multihead import multi_head_attention, multi_head_attention_backward
 
 T, D, H = 256, 512, 8
 REPEATS = 25

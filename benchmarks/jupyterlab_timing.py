@@ -19,9 +19,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 import nbformat  # noqa: E402
-from lab_tools import NOTEBOOKS, LabReport, jupyterlab, open_notebook, wait_all_done  # noqa: E402
 from nbclient import NotebookClient  # noqa: E402
+
+from lab_tools import NOTEBOOKS, LabReport, jupyterlab, open_notebook, wait_all_done  # noqa: E402
 from site_tools import CHROMIUM_ARGS, NO_CHROMIUM, chromium_path  # noqa: E402
+
 
 def headless_seconds(path: Path) -> float:
     nb = nbformat.read(path, as_version=4)

@@ -12,9 +12,9 @@
 都取多次运行里最短的一次（``best``），单线程 BLAS。测试里从不断言时间。
 """
 
-import _harness  # noqa: F401  单线程 BLAS：须在导入 NumPy 之前
 import zipfile
 
+import _harness  # noqa: F401  单线程 BLAS：须在导入 NumPy 之前
 import numpy as np
 from _harness import best
 

@@ -17,9 +17,9 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-from site_tools import CHROMIUM_ARGS, HTML, NO_CHROMIUM, block_outside, chromium_path, pages, serve  # noqa: E402
-
 from transformer_lab.widgets.static import FRAME_SOURCES_JS  # noqa: E402  播放器格式的主人是 static.py
+
+from site_tools import CHROMIUM_ARGS, HTML, NO_CHROMIUM, block_outside, chromium_path, pages, serve  # noqa: E402
 
 # 在页面里把滑块走遍全程，量每一步从 input 事件到新帧可以上屏的时间
 SWEEP_JS = """async (root) => {

@@ -14,9 +14,9 @@
 from __future__ import annotations
 
 import inspect
+import os
 import platform
 import sys
-import time
 
 import _harness  # noqa: F401  单线程 BLAS：须在导入 NumPy 之前
 import numpy as np
@@ -24,9 +24,9 @@ from _harness import best
 
 from transformer_lab.core.attention import causal_mask, scaled_dot_product_attention
 from transformer_lab.core.kv_cache import KVCache
-from transformer_lab.lessons.costs import decode_multiply_adds
 from transformer_lab.core.multihead import split_heads
 from transformer_lab.core.tiled import tiled_attention
+from transformer_lab.lessons.costs import decode_multiply_adds
 from transformer_lab.lessons.timing import peak_bytes  # 同一把尺子：第 7 章正文也用它
 
 REPEAT = 5

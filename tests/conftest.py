@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 from hypothesis import settings
+
 from site_tools import CHROMIUM_ARGS, HTML, NO_CHROMIUM, block_outside, build_site, chromium_path, serve
 
 # tests/fixtures 里的 notebook 是故意写坏的反证（JupyterLab 测试用），不交给 nbval 运行
@@ -147,3 +148,15 @@ def page(browser, server):
     assert not pg.external, f"页面试图访问外部地址：{pg.external}"
     assert not pg.errors, f"浏览器控制台报错：{pg.errors}"
     context.close()
+
+
+# ---------------------------------------------------------------- 慢测试的标记（python dev.py check 跳过它们）
+# 要建网站、开浏览器或 JupyterLab 的测试都标成 slow：作者改完代码先跑 ``python dev.py check``（几十秒），
+# 提交前再跑完整的 ``python dev.py test``。
+SLOW_FIXTURES = frozenset({"site", "server", "browser", "page", "lab"})
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if SLOW_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.slow)

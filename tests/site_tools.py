@@ -17,7 +17,6 @@ import threading
 from pathlib import Path
 from urllib.parse import quote
 
-
 ROOT = Path(__file__).resolve().parents[1]
 HTML = ROOT / "_build" / "html"
 # 无头、无沙箱（CI 以 root 运行），关掉 Chromium 自己的后台联网（本机网络是封闭的），域名解析只认 127.0.0.1
@@ -130,7 +129,9 @@ def search(page, query: str) -> list[str]:
 
 # ---------------------------------------------------------------- 界面语言
 
-LATIN_WORD = re.compile(r"[A-Za-z]{2,}")
+# 拉丁字母词；带下划线的代码名字（next_token_probs）算一个词：主题界面的 "next" 不会因为书里有
+# tl.next_token_probs 就被放过
+LATIN_WORD = re.compile(r"(?<![A-Za-z0-9_])[A-Za-z]{2,}(?:_[A-Za-z0-9]+)*")
 KEY_NAMES = {"Ctrl", "pdf", "md", "ipynb"}  # 键盘上印的键名（搜索按钮旁的 Ctrl+K）和下载菜单里的文件格式 (.pdf .md)
 
 

@@ -17,10 +17,11 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import check_error
 
 from transformer_lab import chapters, quiz
 from transformer_lab.chapters import CHAPTERS, Chapter
+
+from conftest import check_error, error_table_test
 
 ROOT = Path(__file__).resolve().parents[1]
 VE, TE = ValueError, TypeError
@@ -143,33 +144,19 @@ def test_helpers():
     assert chapters.chapter(4).heading == "第 4 章 计算四步：点积 → 缩放 → Softmax → 加权求和"
 
 
-LAST = CHAPTERS[-1].number
-ERROR_CASES = [
-    ("chapter-past-the-end", lambda: chapters.chapter(LAST + 1), VE, rf"chapter 必须是本书的章号 1 到 {LAST} 之一，收到 {LAST + 1}"),
-    ("chapter-zero", lambda: chapters.chapter(0), VE, r"chapter 必须是正整数（>= 1），收到的是 0"),
-    ("chapter-str", lambda: chapters.chapter("4"), TE, r"chapter 必须是正整数.*'4'"),
-    ("chapter-bool", lambda: chapters.chapter(True), TE, r"chapter 必须是正整数"),
-    ("chapter-float", lambda: chapters.chapter(4.0), TE, r"chapter 必须是正整数"),
-    ("chapter-name", lambda: chapters.chapter(LAST + 1, "n"), VE, rf"n 必须是本书的章号.*收到 {LAST + 1}"),
-]
-
-
-@pytest.mark.parametrize("fn, exc, pattern", [c[1:] for c in ERROR_CASES], ids=[c[0] for c in ERROR_CASES])
-def test_error_cases(fn, exc, pattern):
-    check_error(fn, exc, pattern)
-
-
 def test_the_range_in_the_message_follows_the_table(monkeypatch):
-    """报错里的章号范围来自表，不是写死的“1 到 8”：表里多一章，第 9 章就合法了，范围也跟着变。"""
-    nine = Chapter(9, "09_next", "下一章", "下一章")
+    """报错里的章号范围来自表，不是写死的“1 到 8”：表里多一章，下一个章号就合法了，范围也跟着变。"""
+    nine = Chapter(NEXT, f"{NEXT:02d}_next", "下一章", "下一章")
     monkeypatch.setattr(chapters, "CHAPTERS", (*CHAPTERS, nine))
-    assert chapters.chapter(9) is nine and chapters.numbers()[-1] == 9
-    check_error(lambda: chapters.chapter(10), VE, r"1 到 9 之一，收到 10")
+    assert chapters.chapter(NEXT) is nine and chapters.numbers()[-1] == NEXT
+    check_error(lambda: chapters.chapter(NEXT + 1), VE, rf"1 到 {NEXT} 之一，收到 {NEXT + 1}")
 
 
 # ---------------------------------------------------------------- 反证：每个检查都能失败
 
-NINE = Chapter(9, "09_new_chapter", "新的一章：副标题", "新的一章")
+NEXT = CHAPTERS[-1].number + 1  # 表里还没有的下一章（加了新章，这些反证跟着往后挪）
+NINE = Chapter(NEXT, f"{NEXT:02d}_new_chapter", "新的一章：副标题", "新的一章")
+LAST_LINE = f"      - file: {CHAPTERS[-1].docname}\n"
 REAL_TOC = (ROOT / "_toc.yml").read_text(encoding="utf-8")
 
 
@@ -197,14 +184,13 @@ def test_toc_check_can_fail(table, toc, expected):
 
 
 def test_toc_check_accepts_a_matching_new_chapter():
-    toc = REAL_TOC.replace("      - file: notebooks/08_transformer_layer\n",
-                           "      - file: notebooks/08_transformer_layer\n      - file: notebooks/09_new_chapter\n")
+    toc = REAL_TOC.replace(LAST_LINE, LAST_LINE + f"      - file: {NINE.docname}\n")
     assert toc_problems((*CHAPTERS, NINE), toc) == []
 
 
 def test_notebook_check_can_fail():
     stems = {c.stem for c in CHAPTERS}
-    assert notebook_problems((*CHAPTERS, NINE), stems) == ["notebooks/ 里没有第 9 章的 notebooks/09_new_chapter.ipynb"]
+    assert notebook_problems((*CHAPTERS, NINE), stems) == [f"notebooks/ 里没有第 {NEXT} 章的 {NINE.notebook}"]
     assert notebook_problems(CHAPTERS, stems | {"09_draft"}) == ["notebooks/09_draft.ipynb 不在章节表里"]
 
 
@@ -228,8 +214,8 @@ def test_figures_check_can_fail():
     modules = {c.figures_module for c in CHAPTERS}
     tests = set(modules)
     assert figures_problems(CHAPTERS, modules, tests) == []
-    assert figures_problems(CHAPTERS, modules | {"ch09_new_chapter"}, tests | {"ch09_new_chapter"}) == [
-        "figures/ch09_new_chapter.py 不属于章节表里的任何一章"]
+    assert figures_problems(CHAPTERS, modules | {NINE.figures_module}, tests | {NINE.figures_module}) == [
+        f"figures/{NINE.figures_module}.py 不属于章节表里的任何一章"]
     assert figures_problems(CHAPTERS, modules, tests - {"ch04_four_steps"}) == [
         "figures/ch04_four_steps.py 没有对应的测试 tests/figures/test_ch04_four_steps.py"]
     assert figures_problems(CHAPTERS, modules - {"ch04_four_steps"}, tests) == [
@@ -240,5 +226,17 @@ def test_figures_check_can_fail():
 def test_quiz_check_can_fail():
     every = [c.number for c in CHAPTERS]
     assert quiz_problems(CHAPTERS, every) == []
-    assert quiz_problems((*CHAPTERS, NINE), every) == ["第 9 章在自测里一道题也没有"]
+    assert quiz_problems((*CHAPTERS, NINE), every) == [f"第 {NEXT} 章在自测里一道题也没有"]
     assert quiz_problems(CHAPTERS, [*every, 12]) == ["有题考的是第 12 章，章节表里没有这一章"]
+
+
+LAST = CHAPTERS[-1].number
+ERROR_CASES = [
+    ("chapter-past-the-end", lambda: chapters.chapter(LAST + 1), VE, rf"chapter 必须是本书的章号 1 到 {LAST} 之一，收到 {LAST + 1}"),
+    ("chapter-zero", lambda: chapters.chapter(0), VE, r"chapter 必须是正整数（>= 1），收到的是 0"),
+    ("chapter-str", lambda: chapters.chapter("4"), TE, r"chapter 必须是正整数.*'4'"),
+    ("chapter-bool", lambda: chapters.chapter(True), TE, r"chapter 必须是正整数"),
+    ("chapter-float", lambda: chapters.chapter(4.0), TE, r"chapter 必须是正整数"),
+    ("chapter-name", lambda: chapters.chapter(LAST + 1, "n"), VE, rf"n 必须是本书的章号.*收到 {LAST + 1}"),
+]
+test_documented_errors = error_table_test(ERROR_CASES)

@@ -22,9 +22,11 @@ from types import CodeType
 
 import numpy as np
 import pytest
-from conftest import check_error
 
 import transformer_lab as tl
+
+from conftest import check_error
+
 VE, TE = ValueError, TypeError
 
 

@@ -19,13 +19,16 @@ import warnings
 
 import numpy as np
 import pytest
-from conftest import check_error
-from helpers.blit_checks import artist_changes, blit_vs_full
-from helpers.html_scripts import Page
 
 import transformer_lab as tl
 from transformer_lab import explore, figures
+from transformer_lab.plot.figure import NARROW_WIDTH, SCREEN_DPI, WIDE_WIDTH
 from transformer_lab.widgets.explorable import FRAME_CAP, Explorable
+from transformer_lab.widgets.static import LAYOUTS
+
+from conftest import check_error
+from helpers.blit_checks import artist_changes, blit_vs_full
+from helpers.html_scripts import Page
 
 PNG = b"\x89PNG\r\n\x1a\n"
 NAMES = list(explore.catalog())
@@ -64,7 +67,7 @@ def unregistered_explorables(package, catalog) -> list[str]:
 
 
 def test_every_explorable_in_figures_is_in_the_catalog():
-    assert unregistered_explorables(figures, explore.CATALOG) == []
+    assert unregistered_explorables(figures, explore.CATALOG + explore.FIGURES) == []  # 静态图也是 Explorable（没有滑块）
 
 
 def test_every_public_figure_function_is_exported():
@@ -90,7 +93,8 @@ def test_the_registry_check_catches_a_forgotten_explorable(tmp_path, monkeypatch
         encoding="utf-8")
     monkeypatch.setattr(figures, "__path__", [*figures.__path__, str(tmp_path)])
     try:
-        assert unregistered_explorables(figures, explore.CATALOG) == ["transformer_lab.figures.ch99_forgotten.forgotten"]
+        assert unregistered_explorables(figures, explore.CATALOG + explore.FIGURES) == [
+            "transformer_lab.figures.ch99_forgotten.forgotten"]
     finally:
         sys.modules.pop("transformer_lab.figures.ch99_forgotten", None)
 
@@ -102,13 +106,14 @@ def test_static_html_frames_and_controls(r):
     ex, data, page = r.ex, r.player, Page(r.html)
     grid = ex.grid()
     n = len(grid)
-    assert len(data["frames"]) == len(data["alts"]) == n
-    assert len(set(data["frames"])) == n, "不同的参数组合画出了一模一样的帧"
+    for layout in LAYOUTS:
+        assert len(data["frames"][layout]) == len(data["alts"]) == n
+        assert len(set(data["frames"][layout])) == n, f"{layout}：不同的参数组合画出了一模一样的帧"
+        assert all(base64.b64decode(f).startswith(PNG) for f in data["frames"][layout])
     assert data["alts"] == [ex.alt_text(**p) for p in grid]
     assert len(set(data["alts"])) == n, "每一帧的替代文字都应不同"
     assert [s["values"] for s in data["sliders"]] == [[str(v) for v in s.values] for s in ex.sliders]
     assert [s["label"] for s in data["sliders"]] == [s.shown for s in ex.sliders]
-    assert all(base64.b64decode(f).startswith(PNG) for f in data["frames"])
     inputs = page.all("input")
     assert len(inputs) == len(ex.sliders)
     for inp, s in zip(inputs, ex.sliders):
@@ -118,7 +123,9 @@ def test_static_html_frames_and_controls(r):
     start = grid.index(ex.start)
     (root,) = [a for a in page.all("div") if a.get("class") == "tlx"]
     assert root["data-frame"] == str(start) and root["aria-label"] == ex.title
-    assert img["src"] == "data:image/png;base64," + data["frames"][start] and img["alt"] == data["alts"][start]
+    assert img["src"] == "data:image/png;base64," + data["frames"]["wide"][start] and img["alt"] == data["alts"][start]
+    (source,) = page.all("source")
+    assert source["srcset"] == "data:image/png;base64," + data["frames"]["narrow"][start]
     assert ex.title in ex.describe() and all(s.shown in ex.describe() for s in ex.sliders)
 
 
@@ -126,6 +133,41 @@ def test_static_html_works_offline(r):
     page = Page(r.html)
     assert "http:" not in r.html and "https:" not in r.html  # base64 里没有冒号，不会误伤
     assert all(a["src"].startswith("data:") for a in page.all("img") + page.all("script") if "src" in a)
+
+
+# ---------------------------------------------------------------- 手机和电脑上都读得清
+
+# 图在屏幕上有多宽（CSS px）：390 px 宽的手机上正文约 358 px，1280 px 宽的电脑上正文栏约 688 px。
+# 这里按这两个宽度估算；网站测试（tests/test_site.py）在浏览器里量真实的宽度。
+PHONE_COLUMN, LAPTOP_COLUMN = 358, 688
+PHONE_MIN_PX, LAPTOP_MIN_PX = 11, 12
+
+
+def on_screen_px(text_px: float, png_width: int, shown_width: int, column: float) -> float:
+    """PNG 上 ``text_px`` 像素高的字，在网页上显示出来有几个 CSS px：图按 ``shown_width``（1 英寸 100 px）显示，
+    比正文栏 ``column`` 宽时再整体缩小。"""
+    return text_px * min(shown_width, column) / png_width
+
+
+def test_the_reading_check_can_fail():
+    """反证：改版前的图（11 英寸宽、100 dpi、8 pt 的字，按 PNG 的像素显示）在手机上只剩约 3.6 px，在电脑上约 6.9 px。"""
+    old_px, old_width = 8 * 100 / 72, 1100
+    assert on_screen_px(old_px, old_width, old_width, PHONE_COLUMN) < PHONE_MIN_PX
+    assert on_screen_px(old_px, old_width, old_width, LAPTOP_COLUMN) < LAPTOP_MIN_PX
+    assert on_screen_px(9 * 150 / 72, round(WIDE_WIDTH * 150), round(WIDE_WIDTH * 100), LAPTOP_COLUMN) >= LAPTOP_MIN_PX
+
+
+def test_every_explorable_reads_on_a_phone_and_a_laptop(r):
+    """每张图两种版式的宽度都在上限之内，最小的字在手机上 ≥ 11 px、在电脑上 ≥ 12 px（按正文宽度估算）。"""
+    ex, data = r.ex, r.player
+    wide, narrow = ex.layout("wide"), ex.layout("narrow")
+    assert wide.size[0] <= WIDE_WIDTH + 1e-9, f"「{ex.title}」的宽版 {wide.size[0]} 英寸，超过 {WIDE_WIDTH}"
+    assert narrow.size[0] <= NARROW_WIDTH + 1e-9, f"「{ex.title}」的窄版 {narrow.size[0]} 英寸，超过 {NARROW_WIDTH}"
+    laptop, phone = (on_screen_px(data["text_px"][name], ex.figure_pixels(name, ex.frame_dpi)[0],
+                                  ex.figure_pixels(name, SCREEN_DPI)[0], column)
+                     for name, column in (("wide", LAPTOP_COLUMN), ("narrow", PHONE_COLUMN)))
+    assert laptop >= LAPTOP_MIN_PX and phone >= PHONE_MIN_PX, (
+        f"「{ex.title}」最小的字：电脑上约 {laptop:.1f} px（要 ≥ {LAPTOP_MIN_PX}），手机上约 {phone:.1f} px（要 ≥ {PHONE_MIN_PX}）")
 
 
 def test_every_grid_point_gives_finite_data(r):

@@ -114,7 +114,7 @@ BACK_OF_BOOK_QUERIES = [  # (查询, 回答它的页面, 必须排在前几条)
     ("层归一化 LayerNorm", "glossary", 3),
     ("学习路线", "resources", 1),
     ("3Blue1Brown", "resources", 2),  # 各章末尾的延伸阅读也引用它们
-    ("nanoGPT", "resources", 2),
+    ("nanoGPT", "resources", 3),  # 第 8、9 章的延伸阅读都介绍它
     ("李宏毅", "resources", 3),
     ("自测", "self_test", 1),
 ]

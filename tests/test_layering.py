@@ -2,7 +2,7 @@
 
 层由 ``transformer_lab/`` 下的文件夹（和顶层的几个文件）推出，没有手写的模块清单：新加一个模块，
 它属于所在文件夹的层；新加一个文件夹（或顶层文件），要在 ``ALLOWED`` 里写明它能导入谁。顶层的
-``__init__.py`` 和 ``explore.py`` 是“顶层”，别的顶层文件（``_validation.py``、``chapters.py``）各自成一层。
+``__init__.py`` 和 ``explore.py`` 是“顶层”，别的顶层文件（``_validation.py``、``_cache.py``、``chapters.py``）各自成一层。
 导入包括函数体里的延迟导入。层与层之间只许向下，同一层里的模块也不许互相导入成环（延迟导入也算：
 环里的模块谁也离不开谁，比如题的格式、题库、汇总三者互相导入）。
 下划线开头的名字是模块自己的：不许从别的模块导入（要共用就起一个公开的名字，或搬到用它的地方）。
@@ -29,15 +29,16 @@ TOP_FILES = {"__init__", "explore"}
 # 层 → (允许导入的包内层, 允许导入的第三方包)。同一层内部可以互相导入（但不许成环）。
 ALLOWED: dict[str, tuple[set[str], set[str]]] = {
     "_validation": (set(), {"numpy"}),
+    "_cache": (set(), {"numpy"}),  # 硬盘缓存（存放位置、代码版本）：存实验结果的 lessons 和存帧的 widgets 共用
     "chapters": ({"_validation"}, set()),  # 全书的章节表：quiz、figures 和顶层可以导入它
     "core": ({"_validation"}, {"numpy"}),
-    "lessons": ({"core", "_validation"}, {"numpy"}),
+    "lessons": ({"core", "_validation", "_cache"}, {"numpy"}),
     "plot": ({"_validation"}, {"numpy", "matplotlib", "mplfonts"}),  # 检查规则全包共用；不导入任何数学
-    "widgets": ({"plot", "_validation"}, {"numpy", "matplotlib", "PIL", "ipywidgets", "traitlets", "IPython"}),  # traitlets 是 ipywidgets 的
+    "widgets": ({"plot", "_validation", "_cache"}, {"numpy", "matplotlib", "PIL", "ipywidgets", "traitlets", "IPython"}),  # traitlets 是 ipywidgets 的
     "quiz": ({"lessons", "core", "_validation", "chapters"}, {"numpy"}),
-    "figures": ({"lessons", "core", "plot", "widgets", "_validation", "chapters"}, {"numpy", "matplotlib"}),
+    "figures": ({"lessons", "core", "plot", "widgets", "_validation", "chapters", "pretrained"}, {"numpy", "matplotlib"}),
     "pretrained": ({"core", "_validation"}, {"numpy"}),  # 第 10 章的真模型：读 PyPI wheel 里的权重，用 core 算前向
-    TOP: ({"_validation", "chapters", "core", "lessons", "plot", "widgets", "figures", "quiz", "pretrained"}, {"numpy"}),
+    TOP: ({"_validation", "_cache", "chapters", "core", "lessons", "plot", "widgets", "figures", "quiz", "pretrained"}, {"numpy"}),
 }
 
 
@@ -146,13 +147,16 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
     return found
 
 
+SHARED_BASE = {"_validation", "_cache"}
+
+
 def private_imports(source: str) -> list[str]:
-    """从别的模块导入的私有名字（``from x import _y``）；``_validation``（全包共用的检查规则，名字里的下划线
-    表示它不属于公开 API）和 ``__future__`` 不算。"""
+    """从别的模块导入的私有名字（``from x import _y``）；全包共用的底层模块 ``_validation``（检查规则）、
+    ``_cache``（硬盘缓存）——名字里的下划线表示它们不属于读者用的 API——和 ``__future__`` 不算。"""
     return [alias.name for node in ast.walk(ast.parse(source))
             if isinstance(node, ast.ImportFrom) and node.module != "__future__"
             for alias in node.names
-            if alias.name.startswith("_") and not alias.name.startswith("__") and alias.name != "_validation"]
+            if alias.name.startswith("_") and not alias.name.startswith("__") and alias.name not in SHARED_BASE]
 
 
 MODULES = sorted(PKG.rglob("*.py"))

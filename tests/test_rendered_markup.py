@@ -19,6 +19,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
+
 from site_tools import pages
 
 FIXTURES = Path(__file__).parent / "fixtures"

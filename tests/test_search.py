@@ -18,7 +18,6 @@ from site_tools import ROOT, search
 sys.path.insert(0, str(ROOT / "book" / "_ext"))
 from zh_search import HAN_RUN, OTHER_WORD  # noqa: E402  索引端的切法
 
-
 PREFACE, CH1, CH2, CH3, CH4 = "preface", "01_rnn_vs_transformer", "02_self_attention", "03_qkv", "04_four_steps"
 CH5, CH6, CH7 = "05_multi_head", "06_positional_encoding", "07_complexity"
 CH8, PRIMER = "08_transformer_layer", "numpy_primer"

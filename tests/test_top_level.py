@@ -1,8 +1,8 @@
 """transformer_lab 顶层（__init__.py）：改了名、搬了家的旧名字给出指向新家的中文报错；不存在的名字也说中文。"""
 
-from conftest import error_table_test
-
 import transformer_lab as tl
+
+from conftest import error_table_test
 
 AE = AttributeError
 ERROR_CASES = [

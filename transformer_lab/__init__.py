@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import importlib
 
+from .core import similarity
 from .core.attention import causal_mask, scaled_dot_product_attention, scaled_dot_product_attention_backward
 from .core.decoding import next_token_probs
 from .core.embedding import embed, embedding_backward
@@ -34,12 +35,31 @@ from .core.rnn import input_jacobians, orthogonal_recurrent_weights, random_rnn,
 from .core.similarity import cosine_similarity, dot
 from .core.softmax import softmax, softmax_backward
 from .core.tiled import tiled_attention
-from .core import similarity
-from .lessons import (costs, dependency_graph, geometry, library, long_context, positions, saturation, show, timing,
-                      toy_lexicon, toy_sentences)
-from .lessons import head_shapes, head_training, learned_glasses
-from .lessons import deep_stack, layer_story, optim, runs, tiny_transformer
-from .lessons import corpus, generation, gpt_myths, tiny_gpt
+from .lessons import (
+    corpus,
+    costs,
+    deep_stack,
+    dependency_graph,
+    generation,
+    geometry,
+    gpt_myths,
+    head_shapes,
+    head_training,
+    layer_story,
+    learned_glasses,
+    library,
+    long_context,
+    optim,
+    positions,
+    runs,
+    saturation,
+    show,
+    timing,
+    tiny_gpt,
+    tiny_transformer,
+    toy_lexicon,
+    toy_sentences,
+)
 
 __all__ = [
     # core：论文本身

@@ -8,6 +8,8 @@
 from __future__ import annotations
 
 import numbers
+import re
+from urllib.parse import urlsplit
 
 import numpy as np
 
@@ -102,6 +104,17 @@ def positive_int(n: object, name: str) -> int:
 MAX_ELEMENTS = 100_000_000  # 一个数组最多这么多个元素（float64 约 800 MB）：再大就会耗尽内存
 
 
+MAX_BYTES = 2 * 1024**3  # 一次分配的内存预算：2 GiB。再大多半是参数写错了，而且会耗尽读者电脑的内存
+
+
+def memory_budget(n_elements: int, itemsize: int, what: str) -> None:
+    """分配之前先算要多少内存：超过 ``MAX_BYTES``（2 GiB）就报错，写明会占多少，而不是等 NumPy 抛 MemoryError。"""
+    need = int(n_elements) * int(itemsize)
+    if need > MAX_BYTES:
+        raise ValueError(f"{what} 要占 {need / 1024**3:.3g} GiB 内存（{n_elements} 个数 × {itemsize} 字节），"
+                         f"超过了本书的预算 {MAX_BYTES / 1024**3:.0f} GiB。提示：把尺寸调小一些（例如 capacity、vocab_size、d_model）。")
+
+
 def at_most(n: int, name: str, limit: int, why: str) -> int:
     """整数参数的上限（已检查过是整数）：太大时会耗尽内存或算上几个小时，``why`` 说明为什么。"""
     if n > limit:
@@ -126,7 +139,10 @@ def _real_number(x: object, name: str, what: str) -> float:
     """类型检查：Python 或 NumPy 的整数、浮点数（不接受 bool）。"""
     if isinstance(x, (bool, np.bool_)) or not isinstance(x, numbers.Real):
         raise TypeError(f"{name} 必须是{what}，收到的是 {describe(x)}。")
-    return float(x)
+    try:
+        return float(x)
+    except OverflowError:  # 例如 10**400：Python 整数可以任意大，float64 最多约 1.8e308
+        raise ValueError(f"{name} 太大了，超出 float64 的范围（约 ±1.8e308）：收到一个 {len(str(abs(int(x))))} 位的整数。") from None
 
 
 def finite_real(x: object, name: str) -> float:
@@ -142,6 +158,35 @@ def positive_real(x: object, name: str) -> float:
     x = _real_number(x, name, "正实数")
     if not np.isfinite(x) or x <= 0:
         raise ValueError(f"{name} 必须是有限的正实数 (> 0)，收到的是 {x}。")
+    return x
+
+
+_INVISIBLE = re.compile(r"[\x00-\x20\x7f]")  # 浏览器解析网址前丢掉的控制字符和空白："java\tscript:" 也是 javascript:
+
+
+def safe_link(url: object, name: str) -> str:
+    """写进网页的链接 (href/src) 只许相对地址或 http(s)：``javascript:``、``data:`` 这类能执行脚本的协议一律拒绝。
+
+    返回原来的字符串（还没转义：写进属性时再 ``html.escape(..., quote=True)``）。
+    """
+    if not isinstance(url, str):
+        raise TypeError(f"{name} 必须是字符串（相对地址或 http(s) 网址），收到的是 {describe(url)}。")
+    scheme = urlsplit(_INVISIBLE.sub("", url)).scheme.lower()
+    if scheme not in ("", "http", "https"):
+        raise ValueError(f"{name} 只能是相对地址或 http(s) 网址：收到 {url!r}（协议 {scheme!r}）。"
+                         "提示：javascript:、data: 这类地址点开会执行脚本。")
+    return url
+
+
+def decay_rate(x: object, name: str) -> float:
+    """滑动平均的衰减率 β（Adam 的 beta1、beta2）：[0, 1) 里的实数。
+
+    β = 1 时旧值永远不变、新梯度一点也掺不进去，偏差修正 1 − βᵗ = 0 还会让参数变成 0/0 = NaN；β < 0 没有意义。
+    """
+    x = _real_number(x, name, "[0, 1) 里的实数")
+    if not 0 <= x < 1:
+        raise ValueError(f"{name} 必须在 [0, 1) 之内（滑动平均每步留下多少旧值），收到的是 {x}。"
+                         f"提示：常用 beta1=0.9、beta2=0.999；等于 1 时偏差修正 1 − βᵗ = 0，参数会变成 NaN。")
     return x
 
 
@@ -266,11 +311,16 @@ def heads_divide(d_model: int, num_heads: int, source: str = "x 的最后一维"
         raise ValueError(f"{where}{name}={d_model} 必须能被 num_heads={num_heads} 整除（例如 512 = 8 × 64）。")
 
 
-def token_ids(ids: object, name: str, vocab_size: int) -> np.ndarray:
-    """词编号 (token ids)：整数 NumPy 数组，非空，每个值在 [0, vocab_size) 之内。"""
+def token_ids(ids: object, name: str, vocab_size: int, what: str = "") -> np.ndarray:
+    """词编号 (token ids)：整数 NumPy 数组，非空，每个值在 [0, vocab_size) 之内；返回 np.intp 版本。
+
+    掩码数组拒绝（被掩掉的编号该当哪个词，不替你猜）；int8、uint16 这类窄整数转成 np.intp，
+    之后拿编号做加减（下一个词、偏移）不会回绕 (wrap)，例如 int8 的 127 + 1 不会变成 -128。
+    """
     if not isinstance(ids, np.ndarray):
         raise TypeError(f"{name} 必须是整数 NumPy 数组，收到的是 {describe(ids)}。"
                         f"提示：np.asarray({name}, dtype=int)。")
+    ids = plain_array(ids, name)
     if ids.dtype.kind not in "iu":
         raise TypeError(f"{name} 是词的编号，dtype 必须是整数，收到的是 dtype={ids.dtype}。"
                         f"提示：{name}.astype(int)（先确认里面都是整数）。")
@@ -279,9 +329,9 @@ def token_ids(ids: object, name: str, vocab_size: int) -> np.ndarray:
     bad = (ids < 0) | (ids >= vocab_size)
     if np.any(bad):
         where = tuple(int(i) for i in np.argwhere(bad)[0])
-        raise ValueError(f"{name} 越界：词表只有 V={vocab_size} 个词，编号应在 [0, {vocab_size - 1}] 之内，"
+        raise ValueError(f"{name} 越界：{what or f'词表只有 V={vocab_size} 个词'}，编号应在 [0, {vocab_size - 1}] 之内，"
                          f"收到位置 {where} 的值 {int(ids[where])}。")
-    return ids
+    return ids.astype(np.intp, copy=False)  # 都在 [0, V) 里：转换不会丢值
 
 
 def vector(v: object, name: str, length: int, hint: str = "") -> np.ndarray:

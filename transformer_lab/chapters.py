@@ -68,6 +68,8 @@ CHAPTERS: tuple[Chapter, ...] = (
     Chapter(6, "06_positional_encoding", "位置编码：给每个词一个座位号", "位置编码"),
     Chapter(7, "07_complexity", "复杂度：圆桌握手的代价", "复杂度"),
     Chapter(8, "08_transformer_layer", "串起来：从一句话到一层 Transformer", "串起来：一层 Transformer"),
+    Chapter(9, "09_next_token", "下一个词：从一层 Transformer 到一个会写字的小 GPT", "下一个词：小 GPT"),
+    Chapter(10, "10_real_model", "真模型：一个真正训练过的 Transformer，在本书自己的 NumPy 里跑", "真模型"),
 )
 
 

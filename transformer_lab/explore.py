@@ -10,14 +10,17 @@ from __future__ import annotations
 
 from typing import Callable
 
-from .figures.ch01_rnn_vs_transformer import queue_vs_direct, rnn_memory_decay
-from .figures.ch02_self_attention import attention_explorer, feature_heatmap, pronoun_shift
-from .figures.ch03_qkv import dot_vs_cosine, key_length_attention, learned_glasses, readout_scatter
-from .figures.ch04_four_steps import four_steps_shapes, scaling_saturation
+from .figures.ch01_rnn_vs_transformer import direct_attention_map, queue_vs_direct, rnn_memory_decay, timing_curves
+from .figures.ch02_self_attention import attention_explorer, feature_heatmap, pronoun_shift, sentence_features
+from .figures.ch03_qkv import dot_vs_cosine, key_length_attention, learned_glasses, readout_scatter, swapped_glasses
+from .figures.ch04_four_steps import four_steps_shapes, scaling_saturation, sentence_attention, variance_growth
 from .figures.ch05_multi_head import head_shape_tracer, head_specialisation, head_symmetry
 from .figures.ch06_positional_encoding import clock_hands, pe_table, relative_dot, rope_scores
-from .figures.ch07_complexity import cost_calculator, memory_calculator
+from .figures.ch07_complexity import cost_calculator, measured_scaling, memory_calculator
 from .figures.ch08_transformer_layer import depth_gradients, layer_norm_steps, layer_walkthrough, reversal_training
+from .figures.ch09_next_token import encoder_vs_decoder, generation_steps, next_token_bars, training_checkpoints
+from .figures.ch10_real_model import pronoun_heads, real_attention, real_attention_zh, real_similarity, real_token_heads
+from .figures.machine import transformer_diagram
 from .widgets.explorable import Explorable
 
 CATALOG: tuple[Callable[..., Explorable], ...] = (
@@ -42,9 +45,19 @@ CATALOG: tuple[Callable[..., Explorable], ...] = (
     layer_walkthrough,
     depth_gradients,
     reversal_training,
+    next_token_bars,
+    training_checkpoints,
+    generation_steps,
+    real_attention,
+    real_token_heads,
+    real_similarity,
+    real_attention_zh,
+    pronoun_heads,
 )
 
-FIGURES = (feature_heatmap, readout_scatter, four_steps_shapes)
+FIGURES = (timing_curves, direct_attention_map, feature_heatmap, sentence_features, swapped_glasses, readout_scatter,
+           sentence_attention, four_steps_shapes, variance_growth, measured_scaling, encoder_vs_decoder,
+           transformer_diagram)
 
 __all__ = ["CATALOG", "FIGURES", "catalog", *(f.__name__ for f in CATALOG + FIGURES)]
 

@@ -4,12 +4,25 @@
  *
  * 附录页（术语表、自测、延伸阅读、NumPy 速成、记号表）几乎提到每个术语，得分常和讲它的那一章打平；
  * 打平时 Sphinx 按标题的字母序排，附录就会排到讲它的章节前面。把附录页的得分打九折：标题里命中时
- * （“术语表”“学习路线”“自测”）附录仍然领先，只是不再在平局里抢在章节前面。术语表条目的索引结果也一样。 */
+ * （“术语表”“学习路线”“自测”）附录仍然领先，只是不再在平局里抢在章节前面。术语表条目的索引结果也一样。
+ *
+ * 章节之间打平时也按标题的字母序排，“第 10 章”会排在“第 2 章”前面（"1" < "2"）。后面的章（尤其第 9、10 章）
+ * 把前面讲过的东西放进真模型里再用一遍，几乎每个术语都提到；打平时应该先给出讲它的那一章，也就是章号小的。
+ * 所以每章减去 章号 × 0.01（最多 0.1，远小于任何一项真正的得分差）。 */
 var BACK_MATTER = /^book\/(?!preface$)/;
+var CHAPTER = /^notebooks\/(\d+)_/;
+var REVISITING_FROM = 10;  // 第 10 章把全书的概念放进真模型里重看一遍：和附录一样打九折
 
 var Scorer = {
   // result = [docname, title, anchor, descr, score, filename]
-  score: function (result) { return BACK_MATTER.test(result[0]) ? result[4] * 0.9 : result[4]; },
+  score: function (result) {
+    var chapter = CHAPTER.exec(result[0]);
+    if (chapter) {
+      var n = parseInt(chapter[1], 10);
+      return result[4] * (n >= REVISITING_FROM ? 0.9 : 1) - n * 0.01;
+    }
+    return BACK_MATTER.test(result[0]) ? result[4] * 0.9 : result[4];
+  },
   objNameMatch: 11,
   objPartialMatch: 6,
   objPrio: { 0: 15, 1: 5, 2: -5 },

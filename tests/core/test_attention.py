@@ -8,14 +8,15 @@ import math
 
 import numpy as np
 import pytest
-from conftest import call, error_table_test
-from helpers.gradcheck import assert_gradients_close, numeric_gradient
 from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import transformer_lab as tl
 from transformer_lab.core.attention import attend, scaled_dot_product_attention_backward
+
+from conftest import call, error_table_test
+from helpers.gradcheck import assert_gradients_close, numeric_gradient
 
 
 @st.composite
@@ -345,5 +346,9 @@ ERROR_CASES = [
     ("sdpa_bw-q-nan", sdpa_bw(q=NAN), VE, r"q 含有 NaN"),
     ("sdpa_bw-mask-row-false", sdpa_bw(mask=ROW1_FALSE), VE, r"mask 在位置 \(1,\) 的一整行都是 False"),
     ("sdpa_bw-scale-zero", sdpa_bw(scale=0.0), VE, r"scale 必须是有限的正实数"),
+    ("attention_bw-grad-overflow", call(scaled_dot_product_attention_backward, np.eye(2), np.eye(2), np.diag([1e308, 1.0]),
+                                        np.array([[1e308, 0.0], [1e308, 0.0]])), VE, r"scaled_dot_product_attention_backward 的梯度 grad_q 溢出"),
+    ("attention-scale-huge-int", call(tl.scaled_dot_product_attention, np.eye(2), np.eye(2), np.eye(2), scale=10**400), VE,
+     r"scale 太大了，超出 float64 的范围.*401 位的整数"),
 ]
 test_documented_errors = error_table_test(ERROR_CASES)

@@ -7,14 +7,22 @@
 
 import numpy as np
 import pytest
-from conftest import check_error
 from hypothesis import given
 from hypothesis import strategies as st
 
 from transformer_lab.core.attention import attend, causal_mask
-from transformer_lab.core.decoder import cached_attention, decoder_layer_step, layer_cache
+from transformer_lab.core.decoder import (
+    cached_attention,
+    decoder_layer_step,
+    decoder_token_step_fast,
+    fast_layer_norm,
+    layer_cache,
+)
 from transformer_lab.core.encoder import encoder_layer, init_encoder_params
 from transformer_lab.core.kv_cache import KVCache
+from transformer_lab.core.layer_norm import layer_norm
+
+from conftest import check_error
 
 
 def run_in_pieces(x, params, H, sizes, norm_first=True):
@@ -143,3 +151,35 @@ def test_full_cache_is_an_error_and_leaves_the_cache_unchanged():
     fresh = layer_cache(2, 8, 2)
     check_error(lambda: decoder_layer_step(X, bad, 2, fresh), ValueError, "缺少 w_1")
     assert fresh.length == 0  # 检查在追加之前
+
+
+# ---------------------------------------------------------------- 生成循环里的快路
+
+
+def test_the_fast_token_step_equals_the_checked_step_and_the_full_layer():
+    """快路一个词一个词地走，输出、注意力和存下的 k、v 都和带检查的一步相同，拼起来就是整段因果计算（1e-12）。"""
+    rng = np.random.default_rng(3)
+    T, D, H = 7, 8, 2
+    p, x = init_encoder_params(D, 16, rng), rng.normal(size=(T, D))
+    cache = layer_cache(T, D, H)
+    keys, values = np.zeros((H, T, D // H)), np.zeros((H, T, D // H))
+    x_before = x.copy()
+    outs = []
+    for t in range(T):
+        slow, w_slow = decoder_layer_step(x[t:t + 1], p, H, cache)
+        fast, w_fast = decoder_token_step_fast(x[t:t + 1], p, H, keys, values, t)
+        np.testing.assert_allclose(fast, slow, rtol=0, atol=1e-12)
+        np.testing.assert_allclose(w_fast, w_slow, rtol=0, atol=1e-12)
+        outs.append(fast)
+    np.testing.assert_allclose(keys, cache.keys, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(values, cache.values, rtol=0, atol=1e-12)
+    full, _ = encoder_layer(x, p, H, mask=causal_mask(T), norm_first=True)
+    np.testing.assert_allclose(np.concatenate(outs), full, rtol=0, atol=1e-12)
+    assert np.array_equal(x, x_before)
+
+
+def test_the_fast_layer_norm_is_the_layer_norm():
+    x = np.random.default_rng(0).normal(size=(3, 8)) * 5
+    g, b = np.linspace(0.5, 2, 8), np.linspace(-1, 1, 8)
+    np.testing.assert_allclose(fast_layer_norm(x, g, b), layer_norm(x, g, b), rtol=0, atol=1e-12)
+    assert not np.allclose(fast_layer_norm(x, g, b, eps=1.0), layer_norm(x, g, b))  # 比较能失败：ε 不同就不同

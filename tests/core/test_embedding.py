@@ -1,12 +1,13 @@
 """core/embedding.py：词嵌入 embed 与它的反向 embedding_backward——手算、重复的编号、中心差分、报错。"""
 
 import numpy as np
-from conftest import call, error_table_test
-from helpers.gradcheck import assert_gradients_close, numeric_gradient
 from hypothesis import given
 from hypothesis import strategies as st
 
 from transformer_lab.core.embedding import embed, embedding_backward
+
+from conftest import call, error_table_test
+from helpers.gradcheck import assert_gradients_close, numeric_gradient
 
 
 def test_embed_by_hand():
@@ -35,6 +36,27 @@ def test_float32_is_preserved():
     assert [r.dtype for r in results] == [np.float32] * len(results)
 
 
+@given(st.sampled_from([np.int8, np.uint8, np.int16, np.uint16, np.int32, np.uint32, np.uint64]), st.integers(0, 10**6))
+def test_narrow_integer_ids_give_the_same_answer_as_int64(dtype, seed):
+    """窄整数的编号转成 np.intp 再用：结果与 int64 的编号完全相同，返回的编号数组也不会回绕。"""
+    rng = np.random.default_rng(seed)
+    V = min(np.iinfo(dtype).max + 1, 200)
+    ids = rng.integers(0, V, size=(2, 3))
+    table = rng.normal(size=(V, 2))
+    np.testing.assert_array_equal(embed(ids.astype(dtype), table), embed(ids, table))
+    np.testing.assert_array_equal(embedding_backward(ids.astype(dtype), np.ones((2, 3, 2)), V),
+                                  embedding_backward(ids, np.ones((2, 3, 2)), V))
+
+
+def test_token_ids_are_widened():
+    """int8 的 127：检查过的编号是 np.intp，+1 得到 128，而不是 int8 回绕成的 -128（反证：int8 本身会回绕）。"""
+    from transformer_lab import _validation as check
+    raw = np.array([127], dtype=np.int8)
+    assert int((raw + np.int8(1))[0]) == -128  # 反证：不转换就会回绕
+    checked = check.token_ids(raw, "ids", 200)
+    assert checked.dtype == np.intp and int(checked[0] + 1) == 128
+
+
 TABLE = np.ones((3, 4))
 VE, TE = ValueError, TypeError
 ERROR_CASES = [
@@ -47,5 +69,13 @@ ERROR_CASES = [
      r"grad_out 的形状应为 \(2, 4\)，收到的是 \(3, 4\)"),
     ("embedding-backward-vocab_size-0", call(embedding_backward, np.array([0]), np.ones((1, 4)), 0), VE,
      r"vocab_size 必须是正整数.*0"),
+    ("embedding_bw-grad-overflow", call(embedding_backward, np.array([0, 0]), np.full((2, 1), 1e308), 1), VE,
+     r"embedding_backward 的梯度 溢出"),
+    ("embed-masked-ids", call(embed, np.ma.masked_array([0, 1], mask=[False, True]), TABLE), TE,
+     r"token_ids 是掩码数组.*filled"),
+    ("embedding_bw-masked-ids", call(embedding_backward, np.ma.masked_array([0, 1], mask=[True, False]), np.ones((2, 4)), 3),
+     TE, r"token_ids 是掩码数组"),
+    ("embedding_bw-over-budget", call(embedding_backward, np.array([0]), np.ones((1, 1000)), 10**7), VE,
+     r"嵌入表的梯度 \(V=10000000, D\) 要占 74\.5 GiB"),
 ]
 test_documented_errors = error_table_test(ERROR_CASES)

@@ -11,15 +11,22 @@ import math
 
 import numpy as np
 import pytest
-from conftest import call, error_table_test
-from helpers.gradcheck import assert_gradients_close, numeric_gradient
-from helpers.reference import ref_encoder, ref_encoder_steps
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import transformer_lab as tl
-from transformer_lab.core.encoder import (PARAM_KEYS, encoder_layer, encoder_layer_backward, encoder_layer_steps,
-                                          encoder_layer_vjp, init_encoder_params)
+from transformer_lab.core.encoder import (
+    PARAM_KEYS,
+    encoder_layer,
+    encoder_layer_backward,
+    encoder_layer_steps,
+    encoder_layer_vjp,
+    init_encoder_params,
+)
+
+from conftest import call, error_table_test
+from helpers.gradcheck import assert_gradients_close, numeric_gradient
+from helpers.reference import ref_encoder, ref_encoder_steps
 
 T, D, D_FF = 4, 8, 12
 
@@ -364,5 +371,15 @@ ERROR_CASES = [
     ("init-d_ff-zero", call(init_encoder_params, 4, 0, np.random.default_rng(0)), VE, r"d_ff 必须是正整数.*0"),
     ("init-scale-negative", call(init_encoder_params, 4, 8, np.random.default_rng(0), scale=-0.1), VE,
      r"scale 必须是有限的正实数.*-0\.1"),
+    # ---- 溢出：残差的和、反向的梯度
+    ("layer-residual-overflow", layer(x=np.full((3, 4), 1.5e308), params=P | {"w_q": np.zeros((4, 4)), "w_k": np.zeros((4, 4)),
+                                      "w_v": np.eye(4), "w_o": np.eye(4), "b_v": np.zeros(4), "b_o": np.zeros(4)}), VE,
+     r"第一个残差 x \+ MHA\(x\) 溢出"),
+    ("backward-grad-overflow", backward(params=P | {"ln2_gamma": np.full(4, 1e300)}, grad_out=np.full((3, 4), 1e300)), VE,
+     r"encoder_layer 的反向 \(backward\) 的梯度 .* 溢出"),
+    ("init-scale-huge-int", call(init_encoder_params, 4, 8, np.random.default_rng(0), scale=10**400), VE,
+     r"scale 太大了，超出 float64 的范围"),
+    ("init-over-budget", call(init_encoder_params, 100_000, 100_000, np.random.default_rng(0)), VE,
+     r"一层编码器的权重（d_model=100000, d_ff=100000） 要占 447 GiB"),
 ]
 test_documented_errors = error_table_test(ERROR_CASES)

@@ -5,14 +5,15 @@
 """
 
 import numpy as np
-from conftest import call, error_table_test
-from helpers.gradcheck import assert_gradients_close, numeric_gradient
-from helpers.reference import ref_feed_forward
 from hypothesis import given
 from hypothesis import strategies as st
 
 import transformer_lab as tl
 from transformer_lab.core.feed_forward import feed_forward, feed_forward_backward
+
+from conftest import call, error_table_test
+from helpers.gradcheck import assert_gradients_close, numeric_gradient
+from helpers.reference import ref_feed_forward
 
 shapes = st.tuples(st.lists(st.integers(1, 3), min_size=0, max_size=2), st.integers(2, 7))
 
@@ -87,5 +88,7 @@ ERROR_CASES = [
                               np.zeros(2)), VE, r"前馈网络的输出.*溢出"),
     ("ffn-backward-grad_out-shape", call(feed_forward_backward, X, W_1, B_1, W_2, B_2, np.ones((2, 4))), VE,
      r"grad_out 的形状应为 \(3, 4\)，收到的是 \(2, 4\)"),
+    ("ffn_bw-grad-overflow", call(feed_forward_backward, X, np.ones((4, 8)), np.zeros(8), np.full((8, 4), 1e200), np.zeros(4),
+                                  np.full((3, 4), 1e200)), VE, r"feed_forward_backward 的梯度 .* 溢出"),
 ]
 test_documented_errors = error_table_test(ERROR_CASES)

@@ -14,8 +14,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import transformer_lab as tl
+from transformer_lab.core.feed_forward import feed_forward_vjp_unchecked, gelu, gelu_derivative
+
 from conftest import check_error
-from transformer_lab.core.feed_forward import (feed_forward_vjp_unchecked, gelu, gelu_derivative)
 
 EPS = 1e-6
 

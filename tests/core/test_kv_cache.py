@@ -4,12 +4,13 @@
 
 import numpy as np
 import pytest
-from conftest import call, error_table_test
-from helpers.reference import assert_attention_close as assert_close
 
 from transformer_lab.core.attention import causal_mask, scaled_dot_product_attention
 from transformer_lab.core.kv_cache import KVCache
 from transformer_lab.lessons.costs import kv_cache_bytes
+
+from conftest import call, error_table_test
+from helpers.reference import assert_attention_close as assert_close
 
 
 def decode(cache, q, k, v):
@@ -77,6 +78,41 @@ def full_cache():
     return cache
 
 
+
+def huge_cache():
+    """一个存着键 1e200 的缓存：再来一个 1e200 的查询，分数 1e400 就溢出了。"""
+    cache = KVCache(3, 1)
+    cache.append(np.full((1, 1), 1e200), np.ones((1, 1)))
+    return cache
+
+
+def snapshot(cache):
+    return cache.length, cache.keys.copy(), cache.values.copy()
+
+
+def test_failed_step_leaves_the_cache_unchanged():
+    """step 要么全做要么全不做：溢出、q 行数太多、float32 放不下、scale 不对——出错后 length、keys、values 都不变。
+    反证：同一个缓存，合法的一步确实改变了它（所以这个比较能失败）。"""
+    failing = [
+        lambda c: c.step(np.full((1, 1), 1e200), np.full((1, 1), 1e200), np.ones((1, 1))),  # 分数溢出（追加之后才发现）
+        lambda c: c.step(np.ones((2, 1)), np.ones((1, 1)), np.ones((1, 1))),  # q 的行数多于追加的词数
+        lambda c: c.step(np.ones((1, 1)), np.ones((1, 1)), np.ones((1, 1)), scale=-1.0),  # scale 不对
+    ]
+    for bad in failing:
+        cache = huge_cache()
+        before = snapshot(cache)
+        with pytest.raises(ValueError):
+            bad(cache)
+        after = snapshot(cache)
+        assert after[0] == before[0] and np.array_equal(after[1], before[1]) and np.array_equal(after[2], before[2])
+        cache.step(np.ones((1, 1)), np.ones((1, 1)), np.full((1, 1), 2.0))  # 反证：合法的一步改变了缓存
+        assert snapshot(cache)[0] == before[0] + 1 and cache.values[-1, 0] == 2.0
+    small = KVCache(2, 1, dtype=np.float32)
+    with pytest.raises(ValueError, match="float32"):
+        small.step(np.ones((1, 1)), np.full((1, 1), 1e39), np.ones((1, 1)))
+    assert small.length == 0
+
+
 ERROR_CASES = [
     ("cache-full", lambda: full_cache().append(np.ones((1, 4)), np.ones((1, 4))), VE,
      r"KV 缓存已满.*capacity=2.*已存 2 个词.*1 个"),
@@ -97,5 +133,13 @@ ERROR_CASES = [
     ("cache-d_k-float", call(KVCache, 3, 4.0), TE, r"d_k 必须是正整数.*float 4\.0"),
     ("cache-batch-list", call(KVCache, 3, 4, batch_shape=[2]), TE, r"batch_shape 必须是正整数组成的元组.*list"),
     ("cache-dtype-int", call(KVCache, 3, 4, dtype=np.int64), TE, r"dtype 必须是 np\.float32 或 np\.float64"),
+    ("cache-float32-overflow", lambda: KVCache(3, 1, dtype=np.float32).append(np.array([[1e39]]), np.ones((1, 1))), VE,
+     r"k 里有超出缓存 dtype=float32 范围的值.*1e\+39"),
+    ("cache-attend-overflow", lambda: huge_cache().attend(np.full((1, 1), 1e200)), VE, r"KV 缓存注意力的输出.*溢出"),
+    ("cache-step-overflow", lambda: huge_cache().step(np.full((1, 1), 1e200), np.full((1, 1), 1e200), np.ones((1, 1))), VE,
+     r"KV 缓存注意力的输出.*溢出"),
+    ("cache-step-q-too-many-rows", lambda: KVCache(3, 4).step(np.ones((2, 4)), np.ones((1, 4)), np.ones((1, 4))), VE,
+     r"q 的行数 \(2\) 不能多于这一步追加的词数 \(1\)"),
+    ("cache-over-budget", call(KVCache, 10**9, 64), VE, r"KV 缓存（capacity=1000000000） 要占 954 GiB.*预算 2 GiB"),
 ]
 test_documented_errors = error_table_test(ERROR_CASES)

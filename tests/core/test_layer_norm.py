@@ -8,13 +8,14 @@ import math
 import warnings
 
 import numpy as np
-from conftest import call, error_table_test
-from helpers.gradcheck import assert_gradients_close, numeric_gradient
-from helpers.reference import EPS, ref_layer_norm
 from hypothesis import given
 from hypothesis import strategies as st
 
 from transformer_lab.core.layer_norm import layer_norm, layer_norm_backward
+
+from conftest import call, error_table_test
+from helpers.gradcheck import assert_gradients_close, numeric_gradient
+from helpers.reference import EPS, ref_layer_norm
 
 shapes = st.tuples(st.lists(st.integers(1, 3), min_size=0, max_size=2), st.integers(2, 7))
 
@@ -106,5 +107,9 @@ ERROR_CASES = [
     ("layer_norm-eps-negative", call(layer_norm, X, np.ones(4), np.zeros(4), eps=-1.0), VE, r"eps 必须是有限的正实数.*-1\.0"),
     ("ln-backward-grad_out-shape", call(layer_norm_backward, X, np.ones(4), np.ones((3, 5))), VE,
      r"grad_out 的形状应为 \(3, 4\)，收到的是 \(3, 5\)"),
+    ("layer_norm-scale-shift-overflow", call(layer_norm, np.array([1.0, 2.0, 3.0]), np.full(3, 1.7e308), np.zeros(3)), VE,
+     r"LayerNorm 的缩放与平移 γ ⊙ x̂ \+ β 溢出"),
+    ("layer_norm_bw-grad-overflow", call(layer_norm_backward, np.array([1.0, 2.0, 3.0]), np.full(3, 1e300),
+                                         np.array([1e300, 0.0, -1e300])), VE, r"layer_norm_backward 的梯度 grad_x 溢出"),
 ]
 test_documented_errors = error_table_test(ERROR_CASES)

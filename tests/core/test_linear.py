@@ -1,13 +1,14 @@
 """core/linear.py：线性层 y = x @ w + b 的反向 linear_backward——对中心差分、dtype，以及文档里写明的报错。"""
 
 import numpy as np
-from conftest import call, error_table_test
-from helpers.gradcheck import assert_gradients_close, numeric_gradient
 from hypothesis import given
 from hypothesis import strategies as st
 
 import transformer_lab as tl
 from transformer_lab.core.linear import linear_backward
+
+from conftest import call, error_table_test
+from helpers.gradcheck import assert_gradients_close, numeric_gradient
 
 
 @given(st.integers(1, 4), st.integers(1, 4), st.lists(st.integers(1, 3), max_size=2), st.integers(0, 2**32 - 1))

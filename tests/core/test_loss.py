@@ -5,13 +5,14 @@ import warnings
 
 import numpy as np
 import pytest
-from conftest import call, error_table_test
-from helpers.gradcheck import assert_gradients_close, numeric_gradient
 from hypothesis import given
 from hypothesis import strategies as st
 
 import transformer_lab as tl
 from transformer_lab.core.loss import cross_entropy, cross_entropy_backward
+
+from conftest import call, error_table_test
+from helpers.gradcheck import assert_gradients_close, numeric_gradient
 
 
 def test_cross_entropy_by_hand():
@@ -65,5 +66,7 @@ ERROR_CASES = [
     ("ce-targets-shape", call(cross_entropy, np.zeros((2, 3)), np.array([0, 1, 2])), VE,
      r"targets 的形状.*期望 \(2,\).*\(3,\)"),
     ("ce-overflow", call(tl.cross_entropy, np.array([[1e308, -1e308]]), np.array([1])), VE, r"交叉熵损失 溢出.*低了超过"),
+    ("ce-masked-targets", call(cross_entropy, np.zeros((2, 3)), np.ma.masked_array([0, 2], mask=[False, True])), TE,
+     r"targets 是掩码数组.*filled"),
 ]
 test_documented_errors = error_table_test(ERROR_CASES)

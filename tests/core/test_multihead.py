@@ -8,15 +8,16 @@ import math
 
 import numpy as np
 import pytest
-from conftest import call, error_table_test
-from helpers.gradcheck import assert_gradients_close, numeric_gradient
-from helpers.reference import ref_mha
 from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import transformer_lab as tl
 from transformer_lab.core.multihead import multi_head_attention_backward
+
+from conftest import call, error_table_test
+from helpers.gradcheck import assert_gradients_close, numeric_gradient
+from helpers.reference import ref_mha
 
 D, T, S = 8, 4, 5
 
@@ -306,5 +307,7 @@ ERROR_CASES = [
     ("mha_bw-x-nan", mha_bw(x=NAN, grad_out=NAN * 0), VE, r"x 含有 NaN"),
     ("mha_bw-w_o-shape", mha_bw(w_o=np.ones((4, 3))), VE, r"w_o 的形状应为 \(4, 4\).*\(4, 3\)"),
     ("mha_bw-b_k-length", mha_bw(b_k=np.ones(3)), VE, r"b_k 的形状应为 \(4,\).*\(3,\)"),
+    ("mha_bw-grad-overflow", call(multi_head_attention_backward, X, W, W, W, W * 1e10, np.full((3, 4), 1e300), 2),
+     VE, r"multi_head_attention_backward 的梯度 .* 溢出"),
 ]
 test_documented_errors = error_table_test(ERROR_CASES)

@@ -5,12 +5,13 @@ import warnings
 
 import numpy as np
 import pytest
-from conftest import call, error_table_test
 from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
 import transformer_lab as tl
+
+from conftest import call, error_table_test
 
 
 def ref_pe(num_positions, d_model, base=10000.0):

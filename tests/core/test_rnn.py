@@ -8,14 +8,15 @@ import math
 
 import numpy as np
 import pytest
-from conftest import call, error_table_test
-from helpers.gradcheck import numeric_gradient
 from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import transformer_lab as tl
 from transformer_lab.core import rnn
+
+from conftest import call, error_table_test
+from helpers.gradcheck import numeric_gradient
 
 # ---------------------------------------------------------------- rnn_forward
 
@@ -284,5 +285,7 @@ ERROR_CASES = [
     ("random_rnn-d_h-float", call(tl.random_rnn, 3, 4, 16.0, RNG), TE, r"d_h 必须是正整数.*float 16\.0"),
     ("random_rnn-rng-int", call(tl.random_rnn, 3, 4, 16, 1), TE, r"rng 必须是 np\.random\.Generator.*int"),
     ("random-rnn-too-big", call(rnn.random_rnn, 10**9, 4, 16, RNG), VE, r"最大的数组=4000000000 太大"),
+    ("rnn-preactivation-overflow", call(rnn.rnn_forward, np.array([[1e308, 1e308]]), np.ones((2, 1)), np.ones((1, 1))), VE,
+     r"RNN 第 0 步进 tanh 之前的 x_t @ w_xh \+ h @ w_hh \+ b_h 溢出"),
 ]
 test_documented_errors = error_table_test(ERROR_CASES)

@@ -4,12 +4,13 @@ import math
 
 import numpy as np
 import pytest
-from conftest import call, error_table_test
 from hypothesis import assume, given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from transformer_lab.core import similarity
+
+from conftest import call, error_table_test
 
 FINITE = st.floats(-50, 50, allow_nan=False, allow_infinity=False)
 

@@ -8,14 +8,15 @@ import math
 
 import numpy as np
 import pytest
-from conftest import call, error_table_test
-from helpers.gradcheck import assert_gradients_close, numeric_gradient
 from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import transformer_lab as tl
 from transformer_lab.core.softmax import softmax_backward, softmax_unchecked
+
+from conftest import call, error_table_test
+from helpers.gradcheck import assert_gradients_close, numeric_gradient
 
 FINITE = st.floats(-50, 50, allow_nan=False, allow_infinity=False)
 MATRICES = hnp.arrays(np.float64, hnp.array_shapes(min_dims=2, max_dims=2, max_side=6), elements=FINITE)

@@ -9,8 +9,6 @@ import tracemalloc
 
 import numpy as np
 import pytest
-from conftest import call, error_table_test
-from helpers.reference import assert_attention_close as assert_close
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -18,6 +16,9 @@ import transformer_lab as tl
 from transformer_lab.core import tiled
 from transformer_lab.core.attention import causal_mask, scaled_dot_product_attention
 from transformer_lab.core.tiled import tiled_attention
+
+from conftest import call, error_table_test
+from helpers.reference import assert_attention_close as assert_close
 
 
 def visible(T, S):

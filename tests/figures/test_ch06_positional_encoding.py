@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import transformer_lab as tl
+
 from conftest import error_table_test
 
 
@@ -90,6 +91,78 @@ def test_rope_scores_match_tl_rope_directly(rope_ex):
     drawn = rope_ex.update(start=4, gap=2)
     rq, rk = tl.rope(np.tile(q, (32, 1))), tl.rope(np.tile(k, (32, 1)))
     assert math.isclose(drawn["score"][0], rq[6] @ rk[4], rel_tol=1e-12)
+
+
+# ---------------------------------------------------------------- 两种版式（宽版给电脑，窄版给手机）
+
+def _texts(ex, layout, **params):
+    """这种版式画出 ``params`` 那一帧后图里的每一段字：内容 → 外框（像素，原点在左下角；同样的字取第一段）。"""
+    ex.png({**ex.start, **params}, layout=layout)
+    items = {}
+    for t in ex.texts(layout):
+        items.setdefault(t.text, t.box)
+    return items
+
+
+def _find(items, start):
+    return next(box for text, box in items.items() if text.startswith(start))
+
+
+def _title(items, start):
+    return next(text for text in items if text.startswith(start))
+
+
+def _below(upper, lower):
+    """``lower`` 整段在 ``upper`` 下面（像素 y 朝上）。"""
+    return lower[3] < upper[1]
+
+
+def test_table_narrow_stacks_the_three_panels_and_breaks_the_formula():
+    ex = tl.explore.pe_table()
+    wide, narrow = _texts(ex, "wide"), _texts(ex, "narrow")
+    assert _title(wide, "正弦位置编码").count("\n") == 1 and _title(narrow, "正弦位置编码").count("\n") == 2
+    heat, curves, vec = (_find(narrow, s) for s in ("PE 表", "几列随位置", "位置 p = 5 的"))
+    assert _below(heat, curves) and _below(curves, vec)  # 窄版：从上到下
+    heat, curves, vec = (_find(wide, s) for s in ("PE 表", "几列随位置", "位置 p = 5 的"))
+    assert heat[2] < curves[0] and _below(curves, vec)  # 宽版：热力图在左，右边上下两张
+
+
+def test_clock_plan_narrow_is_three_a_row_with_a_horizontal_counter():
+    from transformer_lab.figures.ch06_positional_encoding import _clock_plan
+
+    wide, narrow = _clock_plan(False), _clock_plan(True)
+    assert len({y for _, y in wide["centers"]}) == 2 and len({y for _, y in narrow["centers"]}) == 3
+    assert len({x for x, _ in wide["bits"]}) == 1 and len({y for _, y in narrow["bits"]}) == 1  # 竖排 / 横排
+    assert narrow["bits"][0][0] > narrow["bits"][-1][0]  # 窄版高位在左：低位（第 0 位）在最右
+    assert wide["bits"][0][1] > wide["bits"][-1][1]  # 宽版高位在上（y 朝下）：第 0 位在最下
+    assert narrow["r"] > wide["r"]  # 手机上指针更大
+    for plan in (wide, narrow):
+        W, H = plan["size"]
+        assert all(plan["r"] <= x <= W - plan["r"] and y + plan["r"] < H for x, y in plan["centers"])
+
+
+def test_clock_narrow_draws_the_reading_key_in_the_spare_cell():
+    ex = tl.explore.clock_hands()
+    assert any(t.startswith("指针尖：") for t in _texts(ex, "narrow"))
+    assert not any(t.startswith("指针尖：") for t in _texts(ex, "wide"))
+
+
+def test_relative_dot_and_rope_narrow_stack_panels_with_two_line_titles():
+    cases = (("relative_dot", "$PE(p)", "相隔 1 个位置", "d_model = "), ("rope_scores", r"$\mathrm{rope}", "m − n", "RoPE"))
+    for name, heat_start, line_start, title_start in cases:
+        ex = tl.explore.catalog()[name]()
+        wide, narrow = _texts(ex, "wide"), _texts(ex, "narrow")
+        assert _below(_find(narrow, heat_start), _find(narrow, line_start))  # 窄版：热力图在上，曲线在下
+        assert _find(wide, heat_start)[2] < _find(wide, line_start)[2]  # 宽版：左右排
+        assert "\n" in _title(narrow, title_start) and "\n" not in _title(wide, title_start)
+    assert "随机的 q, k" not in _title(_texts(tl.explore.rope_scores(), "narrow"), "RoPE")
+
+
+def test_relative_dot_names_the_second_position_p_prime_not_q():
+    ex = tl.explore.relative_dot()
+    for layout in ("wide", "narrow"):
+        texts = _texts(ex, layout)
+        assert "位置 $p'$" in texts and not any("PE(q)" in t or "位置 q" in t for t in texts)  # q 在书里是查询
 
 
 ERROR_CASES = [

@@ -2,9 +2,10 @@
 
 import numpy as np
 import pytest
-from helpers.gradcheck import assert_gradients_close, numeric_gradient
 
 from transformer_lab.core.layer_norm import layer_norm, layer_norm_backward
+
+from helpers.gradcheck import assert_gradients_close, numeric_gradient
 
 
 def test_numeric_grad_check_can_fail():

@@ -16,7 +16,7 @@ NASTY = 'a & b </script><!--<script> "c"'
 class Line:
     """一条从 (0, 0) 到 (1, a) 的线；``top`` 是 y 轴的上限。"""
 
-    def __init__(self, fig, axes, top):
+    def __init__(self, fig, axes, layout, top):
         self.line, = axes[0].plot([0, 1], [0, 0])
         axes[0].set_ylim(0, top)
         self.artists = [self.line]
@@ -29,7 +29,7 @@ class Line:
 class Labels:
     """滑块取值是字符串：图上写出它有几个字符。"""
 
-    def __init__(self, fig, axes):
+    def __init__(self, fig, axes, layout):
         self.text = axes[0].text(0.5, 0.5, "")
         self.artists = [self.text]
 
@@ -38,10 +38,25 @@ class Labels:
         return {"n": np.array([len(a)])}
 
 
+class Titled:
+    """有标题和刻度的图：``title`` 写在子图上（窄版用 ``narrow_title``，没给就用同一个），刻度字 ``tick_pt``。"""
+
+    def __init__(self, fig, axes, layout, title, narrow_title=None, tick_pt=10):
+        for ax in axes:
+            ax.set_title(narrow_title if layout.narrow and narrow_title else title, fontsize=14)
+            ax.tick_params(labelsize=tick_pt)
+        self.line, = axes[0].plot([0, 1], [0, 0])
+        self.artists = [self.line]
+
+    def update(self, **params):
+        self.line.set_ydata([0, params.get("a", 0)])
+        return {}
+
+
 class Exploding:
     """一建图就报错的 view：用来证明某件事不需要建图（网格、替代文字、帧数上限……）。"""
 
-    def __init__(self, fig, axes):
+    def __init__(self, fig, axes, layout):
         raise RuntimeError("这个 view 不该被建出来")
 
     def update(self, **params):  # 任意滑块都行

@@ -7,11 +7,12 @@ from importlib.resources import files
 
 import numpy as np
 import pytest
-from conftest import check_error
 from hypothesis import given
 from hypothesis import strategies as st
 
 from transformer_lab.lessons import corpus
+
+from conftest import check_error
 
 TEXT = corpus.load_corpus()
 

@@ -5,12 +5,18 @@
 
 import numpy as np
 import pytest
-from conftest import call, error_table_test
 from hypothesis import given
 from hypothesis import strategies as st
 
 from transformer_lab.lessons import costs
-from transformer_lab.lessons.costs import decode_multiply_adds, kv_cache_bytes, multi_head_multiply_adds, multi_head_parameters
+from transformer_lab.lessons.costs import (
+    decode_multiply_adds,
+    kv_cache_bytes,
+    multi_head_multiply_adds,
+    multi_head_parameters,
+)
+
+from conftest import call, error_table_test
 
 
 def _count_rnn(T, d_in, d_h):

@@ -2,11 +2,12 @@
 
 import numpy as np
 import pytest
-from conftest import call, error_table_test
 
 import transformer_lab as tl
 from transformer_lab.core.encoder import init_encoder_params
 from transformer_lab.lessons import deep_stack as ds
+
+from conftest import call, error_table_test
 
 
 def test_plain_layer_is_the_parts_without_the_two_residuals():
@@ -42,10 +43,19 @@ def test_bad_mode():
         ds.stack_profile(2, "residual", np.random.default_rng(0))
 
 
+@pytest.mark.parametrize("exponent", [-200, 0, 200])
+def test_position_similarity_any_magnitude(exponent):
+    """两行方向相同（减去均值后）：1e±200 量级也得到 1，方向相反得到 -1（以前 1e200 的行范数溢出、1e-200 的下溢）。"""
+    c = 10.0**exponent
+    assert ds.position_similarity(np.array([[1.0, 2.0, 3.0], [2.0, 4.0, 6.0]]) * c) == 1.0
+    assert ds.position_similarity(np.array([[1.0, 2.0, 3.0], [3.0, 2.0, 1.0]]) * c) == -1.0
+
+
 RNG = np.random.default_rng(0)
 VE = ValueError
 ERROR_CASES = [
     ("deep_stack-mode", call(ds.stack_profile, 2, "residual", RNG), VE, r"mode='residual' 不存在.*pre-LN"),
     ("deep_stack-heads", call(ds.stack_profile, 2, "pre-LN", RNG, d_model=15), VE, r"d_model=15 必须能被 num_heads=2 整除"),
+    ("similarity-one-row", call(ds.position_similarity, np.ones((1, 3))), VE, r"x 至少要有 2 行.*\(1, 3\)"),
 ]
 test_documented_errors = error_table_test(ERROR_CASES)

@@ -2,11 +2,12 @@
 
 import numpy as np
 import pytest
-from conftest import call, error_table_test
 from hypothesis import given
 from hypothesis import strategies as st
 
 from transformer_lab.lessons import dependency_graph as rec
+
+from conftest import call, error_table_test
 
 # ---------------------------------------------------------------- 依赖图：手算
 

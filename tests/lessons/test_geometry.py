@@ -1,13 +1,14 @@
 """lessons/geometry.py：二维箭头（第 3 章"射箭打靶"）与只改一个键的长度。"""
 
 import numpy as np
-from conftest import call, error_table_test
 from hypothesis import assume, given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import transformer_lab as tl
 from transformer_lab.lessons import geometry as P
+
+from conftest import call, error_table_test
 
 finite = st.floats(-10, 10, allow_nan=False, allow_infinity=False, width=64)
 

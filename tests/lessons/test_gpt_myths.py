@@ -3,12 +3,13 @@
 
 import numpy as np
 import pytest
-from conftest import check_error
 from hypothesis import given
 from hypothesis import strategies as st
 
 from transformer_lab.lessons import gpt_myths as myths
 from transformer_lab.lessons import tiny_gpt as gpt
+
+from conftest import check_error
 
 
 def model(seed=0, V=12, context=40, D=16, L=2):

@@ -4,10 +4,11 @@ import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
-from conftest import error_table_test
 from transformer_lab.core.attention import scaled_dot_product_attention
 from transformer_lab.core.multihead import multi_head_attention, split_heads
 from transformer_lab.lessons.head_shapes import heads_by_block_product, heads_by_loop, naive_split, shape_trace
+
+from conftest import error_table_test
 
 
 def test_naive_split_mixes_tokens():
@@ -42,6 +43,16 @@ def test_shape_trace_matches_package():
     np.testing.assert_allclose(tr["concat"] @ w[3], out)
     np.testing.assert_allclose(tr["weights"], weights)
     assert tr["q"].shape == (2, 4, 4) and tr["heads"].shape == (2, 4, 4)
+
+
+def test_shape_trace_int8_does_not_wrap():
+    """int8 的输入：路上的数组都按浮点数算，与 float64 的输入一模一样（反证：int8 里直接 x @ w 会回绕）。"""
+    x, w = np.full((2, 4), 100, dtype=np.int8), np.full((4, 4, 4), 2, dtype=np.int8)
+    assert int((x @ w[0])[0, 0]) != 800  # 反证：int8 的 100 × 2 × 4 回绕了
+    tr, ref = shape_trace(x, *w, num_heads=2), shape_trace(x.astype(float), *w.astype(float), num_heads=2)
+    assert all(np.array_equal(tr[k], ref[k]) for k in ref) and tr["Q"][0, 0] == 800
+    q = np.arange(12, dtype=np.int8).reshape(2, 3, 2) * np.int8(10)  # (H, T, d_k)：q·kᵀ 在 int8 里会回绕
+    np.testing.assert_array_equal(heads_by_block_product(q, q, q)[0], heads_by_block_product(*(q.astype(float),) * 3)[0])
 
 
 ERROR_CASES = [

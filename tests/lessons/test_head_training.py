@@ -3,9 +3,16 @@
 import numpy as np
 import pytest
 
+from transformer_lab.lessons.head_training import (
+    WEIGHT_NAMES,
+    head_gap,
+    init_head_weights,
+    relation_mass,
+    train_heads,
+    two_relation_task,
+)
+
 from conftest import error_table_test
-from transformer_lab.lessons.head_training import (WEIGHT_NAMES, head_gap, init_head_weights,
-                                                   relation_mass, train_heads, two_relation_task)
 
 
 @pytest.fixture(scope="module")
@@ -91,6 +98,16 @@ ERROR_CASES = [
     ("mass-shape", lambda: relation_mass(np.zeros((1, 2, 6, 6)), np.arange(5), np.zeros((1, 6), int)),
      ValueError, "prev"),
     ("gap-heads", lambda: head_gap({n: np.eye(4) for n in WEIGHT_NAMES}, 3), ValueError, "num_heads=3"),
+    ("mass-prev-out-of-range", lambda: relation_mass(np.zeros((1, 2, 3, 3)), np.array([0, 1, 5]), np.zeros((1, 3), int)),
+     ValueError, r"prev 越界：句子只有 T=3 个位置.*\[0, 2\]"),
+    ("mass-partner-float", lambda: relation_mass(np.zeros((1, 2, 3, 3)), np.arange(3), np.zeros((1, 3))), TypeError,
+     r"partner 是词的编号，dtype 必须是整数"),
+    ("mass-prev-list", lambda: relation_mass(np.zeros((1, 2, 3, 3)), [0, 0, 1], np.zeros((1, 3), int)), TypeError,
+     r"prev 必须是整数 NumPy 数组"),
+    ("mass-no-distinct-row", lambda: relation_mass(np.zeros((1, 1, 2, 2)), np.zeros(2, int), np.zeros((1, 2), int)),
+     ValueError, r"每一行的搭档都恰好是前一个词.*0/0"),
+    ("gap-params-missing", lambda: head_gap({"w_q": np.eye(4)}, 2), TypeError, r"params 必须是含 w_q, w_k, w_v, w_o 的字典"),
+    ("gap-params-list", lambda: head_gap([np.eye(4)], 2), TypeError, r"params 必须是含 .* 的字典.*list"),
 ]
 
 test_documented_errors = error_table_test(ERROR_CASES)

@@ -1,11 +1,12 @@
 """设计好的一层：小明/小红那句话。检查故事里说的每一件事都真的算得出来。"""
 
 import numpy as np
-from conftest import call, error_table_test
 
 import transformer_lab as tl
 from transformer_lab.lessons import layer_story as ls
 from transformer_lab.lessons.toy_lexicon import ENTITY, FEATURES
+
+from conftest import call, error_table_test
 
 F = {f: i for i, f in enumerate(FEATURES)}
 

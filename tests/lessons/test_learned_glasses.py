@@ -4,9 +4,10 @@ import numpy as np
 import pytest
 
 import transformer_lab as tl
+from transformer_lab.lessons.learned_glasses import _loss_and_grads, chapter3_example, learn_query_key
+
 from conftest import error_table_test
 from helpers.gradcheck import numeric_gradient
-from transformer_lab.lessons.learned_glasses import _loss_and_grads, chapter3_example, learn_query_key
 
 
 def test_example_matches_chapter3_numbers():

@@ -2,12 +2,13 @@
 
 import numpy as np
 import pytest
-from conftest import call, error_table_test
 from hypothesis import assume, given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from transformer_lab.lessons import library as P
+
+from conftest import call, error_table_test
 
 finite = st.floats(-10, 10, allow_nan=False, allow_infinity=False, width=64)
 

@@ -4,9 +4,10 @@ import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
-from conftest import error_table_test
 from transformer_lab.core.attention import causal_mask
 from transformer_lab.lessons import long_context as lc
+
+from conftest import error_table_test
 
 
 def test_sliding_window_by_hand():

@@ -1,10 +1,11 @@
 """lessons/optim.py：全书唯一的训练循环与两种走法——梯度下降的闭式解、Adam 的第一步、不改输入、发散时的报错。"""
 
 import numpy as np
-from conftest import check_error, error_table_test
 
 import transformer_lab as tl
 from transformer_lab.lessons.optim import adam, gradient_descent, sgd, train_loop
+
+from conftest import check_error, error_table_test
 
 
 def test_gradient_descent_quadratic_closed_form():
@@ -62,5 +63,20 @@ ERROR_CASES = [
      r"checkpoint_every 必须是正整数.*1\.5"),
     ("train_loop-diverges", lambda: train_loop({"w": np.ones(1)}, lambda p: (float(p["w"][0] ** 2), {"w": 2 * p["w"]}),
                                                sgd(1.5), steps=50), VE, r"训练发散了.*lr=1\.5"),
+    ("adam-beta1-one", lambda: adam({"w": B}, {"w": B}, {}, lr=0.1, beta1=1.0), VE, r"beta1 必须在 \[0, 1\) 之内.*1\.0"),
+    ("adam-beta2-one", lambda: adam({"w": B}, {"w": B}, {}, lr=0.1, beta2=1), VE, r"beta2 必须在 \[0, 1\) 之内.*NaN"),
+    ("adam-beta1-negative", lambda: adam({"w": B}, {"w": B}, {}, lr=0.1, beta1=-0.1), VE, r"beta1 必须在 \[0, 1\)"),
+    ("adam-beta2-string", lambda: adam({"w": B}, {"w": B}, {}, lr=0.1, beta2="0.999"), TE, r"beta2 必须是.*字符串"),
+    ("adam-eps-zero", lambda: adam({"w": B}, {"w": B}, {}, lr=0.1, eps=0.0), VE, r"eps 必须是有限的正实数.*0\.0"),
+    ("adam_step-beta2-one", lambda: tl.optim.adam_step(0.1, beta2=1.0), VE, r"beta2 必须在 \[0, 1\) 之内"),
+    ("adam_step-eps-negative", lambda: tl.optim.adam_step(0.1, eps=-1e-8), VE, r"eps 必须是有限的正实数"),
+    ("train_loop-params-list", lambda: train_loop([B], ZERO_LOSS, sgd(0.1), steps=1), TE, r"params 必须是非空的字典.*list"),
+    ("train_loop-params-empty", lambda: train_loop({}, ZERO_LOSS, sgd(0.1), steps=1), TE, r"params 必须是非空的字典"),
+    ("train_loop-param-nan", lambda: train_loop({"w": np.array([np.nan])}, ZERO_LOSS, sgd(0.1), steps=1), VE,
+     r"params\['w'\] 含有 NaN"),
+    ("train_loop-loss-not-callable", lambda: train_loop({"w": B}, 0.5, sgd(0.1), steps=1), TE,
+     r"loss_and_grads 必须是函数.*float 0\.5"),
+    ("train_loop-step-not-callable", lambda: train_loop({"w": B}, ZERO_LOSS, 0.1, steps=1), TE,
+     r"step 必须是函数.*sgd\(lr\)"),
 ]
 test_documented_errors = error_table_test(ERROR_CASES)

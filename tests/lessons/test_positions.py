@@ -7,6 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import transformer_lab as tl
+
 from conftest import check_error, error_table_test
 
 P = tl.positions

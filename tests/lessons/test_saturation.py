@@ -4,14 +4,15 @@ import math
 
 import numpy as np
 import pytest
-from conftest import call, error_table_test
-from helpers.gradcheck import numeric_gradient
 from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import transformer_lab as tl
 from transformer_lab.lessons import saturation as scaling
+
+from conftest import call, error_table_test
+from helpers.gradcheck import numeric_gradient
 
 
 def test_softmax_jacobian_half_half():

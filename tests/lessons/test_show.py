@@ -1,9 +1,10 @@
 """lessons/show.py：给一行数配上名字，方便 notebook 打印。"""
 
 import numpy as np
-from conftest import call, error_table_test
 
 from transformer_lab.lessons.show import labelled
+
+from conftest import call, error_table_test
 
 
 def test_labelled_rounds_and_keeps_order():

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pytest
 
+from transformer_lab import _cache
 from transformer_lab.lessons import stored as st
 from transformer_lab.lessons.optim import Run
 
@@ -60,10 +63,20 @@ def test_different_arguments_or_code_give_a_different_file(folder, monkeypatch):
     st.stored("钥匙", lambda: np.zeros(1), 0)
     st.stored("钥匙", lambda: np.zeros(1), 1)
     assert len(list(folder.glob("钥匙-*.npz"))) == 2
-    monkeypatch.setattr(st, "_code_digest", lambda: "改过的代码")
+    monkeypatch.setattr(_cache, "code_version", lambda *extra: "0123456789ab")
     calls = []
     st.stored("钥匙", lambda: calls.append(1) or np.zeros(1), 0)
     assert calls == [1] and len(list(folder.glob("钥匙-*.npz"))) == 3  # 代码一改就重算，不用旧结果
+
+
+def test_old_code_versions_are_cleaned_up_when_a_new_one_is_stored(folder, monkeypatch):
+    """清理的规则本身在 tests/test_cache.py 里测；这里只看 stored 真的调用了它：第 4 个代码版本写下时，最早的没了。"""
+    for version in ("aaaaaaaaaaaa", "bbbbbbbbbbbb", "cccccccccccc", "dddddddddddd"):
+        monkeypatch.setattr(_cache, "code_version", lambda *extra, v=version: v)
+        st.stored("清理", lambda: np.zeros(1), 0)
+        for path in folder.glob("清理-*.npz"):
+            os.utime(path, (0, path.stat().st_mtime - 1))  # 先写的更旧（同一秒里写下的也排得开）
+    assert sorted(p.name.split("-")[1] for p in folder.glob("清理-*.npz")) == ["b" * 12, "c" * 12, "d" * 12]
 
 
 def test_a_corrupted_file_is_recomputed(folder):
@@ -93,5 +106,10 @@ def test_the_book_runs_come_back_equal_to_a_fresh_computation(folder, monkeypatc
     from transformer_lab.lessons import runs
 
     fresh = runs._train_glasses(0)
-    assert_same(fresh, st.stored("glasses", lambda: runs._train_glasses(0), 0))
-    assert_same(fresh, st.stored("glasses", lambda: pytest.fail("不该重算"), 0))
+    first = st.stored("glasses", lambda: runs._train_glasses(0), 0)
+    again = st.stored("glasses", lambda: pytest.fail("不该重算"), 0)
+    assert again["seconds"] == first["seconds"]  # 读回的是当初训练时量的用时，不是读文件的用时
+    # 用时每次训练都不同，其余每一项都必须相同
+    without = lambda run: {k: v for k, v in run.items() if k != "seconds"}
+    assert_same(without(fresh), without(first))
+    assert_same(without(fresh), without(again))

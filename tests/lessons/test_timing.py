@@ -6,12 +6,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import error_table_test
 from hypothesis import given
 from hypothesis import strategies as st
 
 from transformer_lab.lessons import timing
 from transformer_lab.lessons import timing as costs
+
+from conftest import error_table_test
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -102,6 +103,7 @@ ERROR_CASES = [
     ("time-d-0", lambda: timing.time_rnn_vs_attention((8,), 0, RNG), ValueError, r"d 必须是正整数.*0"),
     ("time-repeat-0", lambda: timing.time_rnn_vs_attention((8,), 4, RNG, repeat=0), ValueError, r"repeat 必须是正整数"),
     ("time-rng", lambda: timing.time_rnn_vs_attention((8,), 4, 42), TypeError, r"rng 必须是 np\.random\.Generator"),
+    ("peak_bytes-not-callable", lambda: timing.peak_bytes(np.ones(3)), TE, r"fn 必须是函数.*np\.ndarray"),
 ]
 
 test_documented_errors = error_table_test(ERROR_CASES)

@@ -6,13 +6,14 @@ import math
 
 import numpy as np
 import pytest
-from conftest import check_error
 
 import transformer_lab as tl
 from transformer_lab.core.attention import causal_mask
 from transformer_lab.core.encoder import encoder_layer
 from transformer_lab.core.layer_norm import layer_norm
 from transformer_lab.lessons import tiny_gpt as gpt
+
+from conftest import call, error_table_test
 
 SMALL = dict(d_model=4, num_layers=2, d_ff=4, context=5)
 
@@ -117,11 +118,6 @@ def test_learning_rate_decays_linearly_to_a_tenth():
     assert new["w"][0] == pytest.approx(0.99, abs=1e-6) and state["t"] == 1  # 第一步：走 lr，与梯度大小无关
 
 
-def test_divergence_stops_with_a_chinese_message():
-    check_error(lambda: gpt.train(np.random.default_rng(0), text=TEXT, steps=30, batch_size=4, context=8, lr=50.0,
-                                  d_model=8, num_layers=1, d_ff=8, num_heads=2), ValueError, "训练发散了")
-
-
 P = small_model()
 
 ERROR_CASES = [
@@ -144,10 +140,20 @@ ERROR_CASES = [
     ("init-rng", lambda: gpt.init_gpt(5, 0), TypeError, "rng 必须是 np.random.Generator"),
     ("h-shape", lambda: gpt.output_logits(P, np.ones((2, 3))), ValueError, "h 的形状"),
     ("mean-loss-short", lambda: gpt.mean_loss(P, np.array([1])), ValueError, "至少 2 个编号"),
+    ("sizes-not-a-dict", call(gpt.sizes, [P]), TypeError,
+     r"params 必须是参数字典（键是字符串），收到的是 list。提示：用 init_gpt 生成一份"),
+    ("sizes-missing", call(gpt.sizes, {"tok_embed": P["tok_embed"]}), ValueError,
+     r"params 缺少 pos_embed, lnf_gamma, lnf_beta, w_out, b_out：这不是小 GPT 的参数"),
+    ("sizes-no-layers", call(gpt.sizes, {k: v for k, v in P.items() if not k.startswith("layer")}), ValueError,
+     r"params 的键不对：.*（共 6 个，这里 L=0 层），多出 无、缺少 无"),
+    ("sizes-extra-key", call(gpt.sizes, P | {"layer1.extra": np.ones(4)}), ValueError,
+     r"params 的键不对：.*（共 38 个，这里 L=2 层），多出 \['layer1.extra'\]、缺少 无"),
+    ("sizes-shapes", call(gpt.sizes, P | {"w_out": np.ones((3, 5))}), ValueError,
+     r"params 的形状对不上：tok_embed \(5, 4\)、pos_embed \(5, 4\)、w_out \(3, 5\)（应为 \(V, D\)、\(context, D\)、\(D, V\)）"),
+    ("train-diverges", lambda: gpt.train(np.random.default_rng(0), text=TEXT, steps=30, batch_size=4, context=8,
+                                         lr=50.0, d_model=8, num_layers=1, d_ff=8, num_heads=2), ValueError,
+     r"训练发散了：第 \d+ 步的损失是 [0-9.]+（初始损失 [0-9.]+）。学习率 lr=50\.0 太大"),
+    ("train-short-text", lambda: gpt.train(np.random.default_rng(0), text="甲乙", context=8), ValueError,
+     r"ids 必须是至少 length \+ 1 = 9 个编号的一维数组"),
 ]
-
-
-@pytest.mark.parametrize("case", ERROR_CASES, ids=[c[0] for c in ERROR_CASES])
-def test_errors(case):
-    _, fn, exc, pattern = case
-    check_error(fn, exc, pattern)
+test_documented_errors = error_table_test(ERROR_CASES)

@@ -3,12 +3,13 @@
 
 import numpy as np
 import pytest
-from conftest import call, check_error, error_table_test
-from helpers.gradcheck import numeric_gradient
 from hypothesis import given
 from hypothesis import strategies as st
 
 from transformer_lab.lessons import tiny_transformer as tt
+
+from conftest import call, check_error, error_table_test
+from helpers.gradcheck import numeric_gradient
 
 
 @given(st.integers(1, 5), st.integers(1, 8), st.integers(1, 8), st.integers(0, 10**6))
@@ -55,7 +56,9 @@ def test_accuracy_counts_tokens_and_whole_sequences():
 
 
 RNG = np.random.default_rng(0)
-VE = ValueError
+VE, TE = ValueError, TypeError
+PARAMS = tt.init_model(np.random.default_rng(0))
+TOKENS = tt.reversal_task(2, np.random.default_rng(1))["tokens"]  # (2, 6)
 ERROR_CASES = [
     ("reversal-vocab-too-big", call(tt.reversal_task, 3, RNG, vocab_size=9), VE, r"vocab_size=9 太大.*上限是 8"),
     ("reversal-train-lr", call(tt.train, RNG, lr=-1.0), VE, r"lr 必须是有限的正实数.*-1\.0"),
@@ -63,5 +66,13 @@ ERROR_CASES = [
      r"训练发散了.*lr=10\.0"),
     ("reversal-params-keys", call(tt.forward, {"embed": np.eye(4)}, np.array([[0, 1]])), VE,
      r"params 必须是恰好含这 19 个键的字典.*init_model"),
+    ("reversal-use_pe-string", call(tt.forward, PARAMS, TOKENS, use_pe="no"), TE, r"use_pe 必须是 bool.*字符串 'no'"),
+    ("reversal-loss-use_pe-int", call(tt.loss_and_grads, PARAMS, TOKENS, TOKENS, use_pe=0), TE, r"use_pe 必须是 bool.*int 0"),
+    ("reversal-train-use_pe-string", call(tt.train, RNG, steps=1, use_pe="False"), TE, r"use_pe 必须是 bool.*'False'"),
+    ("reversal-accuracy-targets-float", call(tt.accuracy, PARAMS, TOKENS, TOKENS * 1.0), TE, r"targets.*dtype 必须是整数"),
+    ("reversal-accuracy-targets-shape", call(tt.accuracy, PARAMS, TOKENS, TOKENS[:, :3]), VE,
+     r"targets 的形状应为 \(2, 6\)，收到的是 \(2, 3\)"),
+    ("reversal-accuracy-targets-range", call(tt.accuracy, PARAMS, TOKENS, TOKENS + 8), VE, r"targets 越界.*V=8"),
+    ("reversal-accuracy-targets-list", call(tt.accuracy, PARAMS, TOKENS, TOKENS.tolist()), TE, r"targets 必须是整数 NumPy 数组"),
 ]
 test_documented_errors = error_table_test(ERROR_CASES)

@@ -7,7 +7,6 @@ import math
 
 import numpy as np
 import pytest
-from conftest import call, error_table_test
 from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
@@ -15,6 +14,8 @@ from hypothesis.extra import numpy as hnp
 import transformer_lab as tl
 from transformer_lab.lessons import toy_lexicon
 from transformer_lab.lessons import toy_sentences as toy
+
+from conftest import call, error_table_test
 
 D = len(toy.FEATURES)
 ALL_VARIANTS = [(name, v) for name in toy.sentence_names() for v in toy.variant_names(name)]

@@ -1,10 +1,11 @@
 """plot/bars.py：柱状图的 set_values 改柱高和数字，以及文档里写明的报错。"""
 
 import numpy as np
-from conftest import call, error_table_test
 
 import transformer_lab as tl
 from transformer_lab import plot
+
+from conftest import call, error_table_test
 
 
 def test_bars_set_values():

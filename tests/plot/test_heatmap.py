@@ -1,10 +1,11 @@
 """plot/heatmap.py：热力图的 set_values 只改像素和数字、带标签的热力图可以跳过 0，以及文档里写明的报错。"""
 
 import numpy as np
-from conftest import call, error_table_test
 
 import transformer_lab as tl
 from transformer_lab import plot
+
+from conftest import call, error_table_test
 
 
 def test_heatmap_set_values_changes_pixels_and_numbers_only():

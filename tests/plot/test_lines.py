@@ -1,10 +1,11 @@
 """plot/lines.py：曲线的坐标刻度与图例、预测对目标的散点图，以及文档里写明的报错。"""
 
 import numpy as np
-from conftest import call, error_table_test
 
 import transformer_lab as tl
 from transformer_lab import plot
+
+from conftest import call, error_table_test
 
 
 def test_line_plot_scales_and_labels():

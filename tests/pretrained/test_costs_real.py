@@ -2,12 +2,13 @@
 
 import numpy as np
 import pytest
-from conftest import check_error
-from real_models import e5, minilm  # noqa: F401  (fixture)
-from tiny_models import tiny_bert
 
 from transformer_lab.lessons import costs
 from transformer_lab.pretrained import load
+
+from conftest import error_table_test
+from real_models import e5, minilm  # noqa: F401  (fixture)
+from tiny_models import tiny_bert
 
 
 def test_encoder_parameters_by_hand():
@@ -69,9 +70,4 @@ ERROR_CASES = [
     ("costs-dtype", lambda: costs.encoder_costs(4, 10, 8, 1, 2, 8, dtype="int8"), ValueError, r"dtype 必须是 float64"),
     ("costs-T", lambda: costs.encoder_costs(0, 10, 8, 1, 2, 8), ValueError, r"T 必须是正整数"),
 ]
-
-
-@pytest.mark.parametrize("case", ERROR_CASES, ids=[c[0] for c in ERROR_CASES])
-def test_documented_errors(case):
-    _, fn, exc, pattern = case
-    check_error(fn, exc, pattern)
+test_documented_errors = error_table_test(ERROR_CASES)

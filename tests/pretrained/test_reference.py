@@ -12,14 +12,15 @@ import zipfile
 
 import numpy as np
 import pytest
-from real_models import e5, minilm  # noqa: F401  (fixture)
 from reference import reference_forward
-from tiny_models import dequantize_reference
 
 from transformer_lab.pretrained import e5s1, sentences
 from transformer_lab.pretrained.bert import BertWeights
 from transformer_lab.pretrained.model import PretrainedModel
 from transformer_lab.pretrained.registry import wheel_path
+
+from real_models import e5, minilm  # noqa: F401  (fixture)
+from tiny_models import dequantize_reference
 
 TOL = 1e-5
 EN = [sentences.PRONOUN_CASES_EN[0][0], sentences.PROBE_EN[2], "Café naïve — déjà vu!"]

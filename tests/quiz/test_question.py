@@ -6,14 +6,14 @@ from __future__ import annotations
 import json
 
 import numpy as np
-import pytest
-from conftest import check_error
 from hypothesis import given
 from hypothesis import strategies as st
 
 from transformer_lab import chapters
 from transformer_lab.chapters import CHAPTERS, Chapter
 from transformer_lab.quiz.question import Question, as_dicts, notebook_href
+
+from conftest import check_error, error_table_test
 
 VE, TE = ValueError, TypeError
 LAST = CHAPTERS[-1].number
@@ -23,38 +23,6 @@ NUMBER = Question("n", 3, None, "计算题", "number", "3 × 1 + 4 × 2 = ?", an
 
 def make(qid="a", chapter=1, group="地基题", kind="choice", **kw):
     return lambda: Question(qid, chapter, None, group, kind, "p", **kw)
-
-
-ERROR_CASES = [
-    ("kind", make(kind="essay"), VE, r"kind='essay' 不存在"),
-    ("kind-type", make(kind=1), TE, r"kind 必须是字符串"),
-    ("group", make(group="附加题"), VE, r"group='附加题' 不存在"),
-    ("chapter-past-the-end", make(chapter=LAST + 1), VE,
-     rf"题 a 的 chapter 必须是本书的章号 1 到 {LAST} 之一，收到 {LAST + 1}"),
-    ("chapter-str", make(chapter="4"), TE, r"题 a 的 chapter 必须是正整数.*'4'"),
-    ("qid", make(qid="题一"), VE, r"qid 只能用英文字母"),
-    ("qid-space", make(qid="a b"), VE, r"'a b'.*qid 只能用英文字母"),
-    ("number-no-answer", make(group="计算题", kind="number", explain="e"), VE, r"数值题要有 answer"),
-    ("number-no-explain", make(group="计算题", kind="number", answer=1.0), VE, r"数值题要有 answer.*explain"),
-    ("number-negative-tolerance", make(group="计算题", kind="number", answer=1.0, tolerance=-1.0, explain="e"), VE,
-     r"不小于 0 的 tolerance"),
-    ("number-with-choices", make(group="计算题", kind="number", answer=1.0, explain="e", choices=("x", "y")), VE,
-     r"不能有选项"),
-    ("choice-one-option", make(choices=("x",), why=("w",), correct=0), VE, r"至少要 2 个选项.*1 个选项、1 条反馈"),
-    ("choice-why", make(choices=("x", "y"), why=("w",), correct=0), VE, r"2 个选项、1 条反馈"),
-    ("choice-correct", make(choices=("x", "y"), why=("w", "v"), correct=2), VE, r"correct 必须是选项的下标 0\.\.1，收到 2"),
-    ("choice-no-correct", make(choices=("x", "y"), why=("w", "v")), VE, r"correct 必须是选项的下标 0\.\.1，收到 None"),
-    ("choice-answer", make(answer=1.0, **CHOICE), VE, r"选择题不用 answer"),
-    ("predict-reveal", make(kind="predict", **CHOICE), VE, r"先猜后看的题要有 reveal"),
-    ("accepts-choice", lambda: make(**CHOICE)().accepts(1.0), VE, r"题 a 不是数值题（kind='choice'）"),
-    ("accepts-nan", lambda: NUMBER.accepts(np.nan), VE, r"value"),
-    ("notebook_href-chapter", lambda: notebook_href(LAST + 1, None), VE, rf"chapter 必须是本书的章号.*收到 {LAST + 1}"),
-]
-
-
-@pytest.mark.parametrize("fn, exc, pattern", [c[1:] for c in ERROR_CASES], ids=[c[0] for c in ERROR_CASES])
-def test_error_cases(fn, exc, pattern):
-    check_error(fn, exc, pattern)
 
 
 def test_well_formed_questions_are_accepted():
@@ -96,3 +64,31 @@ def test_as_dicts_numbers_questions_in_order_and_names_the_chapter():
         "why": [], "correct": None, "answer": 11.0, "tolerance": 0.5, "unit": "", "explain": "e", "reveal": [],
         "chapter": 3, "where": "第 3 章 Q、K、V 三兄弟", "href": None}
     json.dumps(data, ensure_ascii=False)  # 纯数据，能写成 JSON
+
+
+ERROR_CASES = [
+    ("kind", make(kind="essay"), VE, r"kind='essay' 不存在"),
+    ("kind-type", make(kind=1), TE, r"kind 必须是字符串"),
+    ("group", make(group="附加题"), VE, r"group='附加题' 不存在"),
+    ("chapter-past-the-end", make(chapter=LAST + 1), VE,
+     rf"题 a 的 chapter 必须是本书的章号 1 到 {LAST} 之一，收到 {LAST + 1}"),
+    ("chapter-str", make(chapter="4"), TE, r"题 a 的 chapter 必须是正整数.*'4'"),
+    ("qid", make(qid="题一"), VE, r"qid 只能用英文字母"),
+    ("qid-space", make(qid="a b"), VE, r"'a b'.*qid 只能用英文字母"),
+    ("number-no-answer", make(group="计算题", kind="number", explain="e"), VE, r"数值题要有 answer"),
+    ("number-no-explain", make(group="计算题", kind="number", answer=1.0), VE, r"数值题要有 answer.*explain"),
+    ("number-negative-tolerance", make(group="计算题", kind="number", answer=1.0, tolerance=-1.0, explain="e"), VE,
+     r"不小于 0 的 tolerance"),
+    ("number-with-choices", make(group="计算题", kind="number", answer=1.0, explain="e", choices=("x", "y")), VE,
+     r"不能有选项"),
+    ("choice-one-option", make(choices=("x",), why=("w",), correct=0), VE, r"至少要 2 个选项.*1 个选项、1 条反馈"),
+    ("choice-why", make(choices=("x", "y"), why=("w",), correct=0), VE, r"2 个选项、1 条反馈"),
+    ("choice-correct", make(choices=("x", "y"), why=("w", "v"), correct=2), VE, r"correct 必须是选项的下标 0\.\.1，收到 2"),
+    ("choice-no-correct", make(choices=("x", "y"), why=("w", "v")), VE, r"correct 必须是选项的下标 0\.\.1，收到 None"),
+    ("choice-answer", make(answer=1.0, **CHOICE), VE, r"选择题不用 answer"),
+    ("predict-reveal", make(kind="predict", **CHOICE), VE, r"先猜后看的题要有 reveal"),
+    ("accepts-choice", lambda: make(**CHOICE)().accepts(1.0), VE, r"题 a 不是数值题（kind='choice'）"),
+    ("accepts-nan", lambda: NUMBER.accepts(np.nan), VE, r"value"),
+    ("notebook_href-chapter", lambda: notebook_href(LAST + 1, None), VE, rf"chapter 必须是本书的章号.*收到 {LAST + 1}"),
+]
+test_documented_errors = error_table_test(ERROR_CASES)

@@ -8,8 +8,6 @@ from __future__ import annotations
 import io
 
 import numpy as np
-from helpers.blit_checks import artist_changes, blit_vs_full, pixels
-from helpers.tiny_view import Line, tiny
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from PIL import Image
@@ -18,11 +16,14 @@ from transformer_lab.widgets import blit
 from transformer_lab.widgets.blit import blit_order, encode_png
 from transformer_lab.widgets.explorable import Explorable, Slider
 
+from helpers.blit_checks import artist_changes, blit_vs_full, pixels
+from helpers.tiny_view import Line, tiny
+
 
 class _Covered:
     """会变的线（zorder 2）从一条粗的不变线（zorder 3）下面穿过；下面还有一条不变线（zorder 1）。"""
 
-    def __init__(self, fig, axes):
+    def __init__(self, fig, axes, layout):
         ax = axes[0]
         self.below, = ax.plot([0, 1], [0.5, 0.5], lw=6, color="tab:green", zorder=1)
         self.moving, = ax.plot([0, 1], [0, 0], lw=3, color="tab:blue", zorder=2)
@@ -63,8 +64,8 @@ class _Forgetful(Line):
     """忘了把第二条线列进 artists 的 view。这条线画在列出的线下面 (zorder 1 < 2)：
     引擎只会替 view 补上画在会变图元**上面**的图元，下面的这条会停在旧样子。"""
 
-    def __init__(self, fig, axes, top):
-        super().__init__(fig, axes, top)
+    def __init__(self, fig, axes, layout, top):
+        super().__init__(fig, axes, layout, top)
         self.other, = axes[0].plot([0, 1], [1, 1], zorder=1)
 
     def update(self, a):
@@ -125,9 +126,9 @@ def test_blit_order_keeps_gridded_axes_listed_hidden_artists_and_figure_artists_
 class _Counted(Line):
     built = 0
 
-    def __init__(self, fig, axes, top):
+    def __init__(self, fig, axes, layout, top):
         type(self).built += 1
-        super().__init__(fig, axes, top)
+        super().__init__(fig, axes, layout, top)
 
 
 def test_the_figure_is_built_once_for_every_frame():
@@ -140,8 +141,8 @@ def test_the_figure_is_built_once_for_every_frame():
 class _Whole(Line):
     """没有 artists：每一帧整张重画。"""
 
-    def __init__(self, fig, axes, top):
-        super().__init__(fig, axes, top)
+    def __init__(self, fig, axes, layout, top):
+        super().__init__(fig, axes, layout, top)
         del self.artists
 
 

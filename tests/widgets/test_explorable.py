@@ -7,19 +7,20 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import call, check_error, error_table_test
-from helpers.tiny_view import Exploding, Line, tiny
 
 import transformer_lab as tl
 from transformer_lab.widgets import explorable
 from transformer_lab.widgets.explorable import FRAME_CAP, WIDGET_MIME, Explorable, Slider
 from transformer_lab.widgets.static import read_player
 
+from conftest import call, check_error, error_table_test
+from helpers.tiny_view import Exploding, Line, tiny
+
 # ---------------------------------------------------------------- view 的约定（构造时检查）
 
 
 class _Mismatched:
-    def __init__(self, fig, axes):
+    def __init__(self, fig, axes, layout):
         pass
 
     def update(self, a, b):
@@ -29,7 +30,7 @@ class _Mismatched:
 class _Any:
     """``update(self, **params)``：不必和滑块一一对应，引擎把检查过的全部滑块传进来（记在 ``seen`` 里）。"""
 
-    def __init__(self, fig, axes, seen):
+    def __init__(self, fig, axes, layout, seen):
         self.seen = seen
 
     def update(self, **params):
@@ -38,7 +39,7 @@ class _Any:
 
 
 class _StepAndRest:
-    def __init__(self, fig, axes):
+    def __init__(self, fig, axes, layout):
         pass
 
     def update(self, step, **params):
@@ -49,7 +50,7 @@ class _StepAndRest:
     (_Mismatched, [Slider("a", (1, 2))], ValueError, r"_Mismatched\.update 的参数 \(a, b\) 与滑块 \(a\) 不一致"),
     (_Mismatched, [Slider("a", (1, 2)), Slider("c", (1, 2))], ValueError, r"update 的参数 \(a, b\) 与滑块 \(a, c\)"),
     (_StepAndRest, [Slider("a", (1, 2))], ValueError, r"_StepAndRest\.update 的具名参数 \(step\) 不是滑块的名字"),
-    (_Mismatched(None, None), [Slider("a", (1, 2))], TypeError, r"view 必须是一个带 update 方法的类"),
+    (_Mismatched(None, None, None), [Slider("a", (1, 2))], TypeError, r"view 必须是一个带 update 方法的类"),
     (lambda fig, axes: None, [Slider("a", (1, 2))], TypeError, r"view 必须是一个带 update 方法的类"),
 ], ids=["missing-slider", "wrong-name", "named-beside-kwargs", "instance-not-class", "function"])
 def test_view_must_match_its_sliders(view, sliders, exc_type, pattern):
@@ -173,5 +174,13 @@ ERROR_CASES = [
      r"滑块 turn=1 不在它的取值里"),
     ("explorable-view-not-a-class", call(Explorable, object(), [Slider("a", (1, 2))], title="t", alt="x"), TE,
      r"view 必须是一个带 update 方法的类"),
+    ("explorable-title-none", call(Explorable, Line, [], title=None, alt="a"), TE, r"title 必须是非空的字符串.*NoneType"),
+    ("explorable-title-empty", call(Explorable, Line, [], title=" ", alt="a"), TE, r"title 必须是非空的字符串"),
+    ("explorable-alt-number", call(Explorable, Line, [], title="t", alt=3), TE, r"alt 必须是非空的字符串.*int 3"),
+    ("explorable-sliders-none", call(Explorable, Line, None, title="t", alt="a"), TE, r"sliders 必须是 Slider 的列表"),
+    ("explorable-sliders-tuples", call(Explorable, Line, [("a", (1, 2))], title="t", alt="a"), TE,
+     r"sliders 必须是 Slider 的列表"),
+    ("explorable-ncols-zero", call(Explorable, Line, [], title="t", alt="a", ncols=0), VE, r"ncols 必须是正整数.*0"),
+    ("slider-label-number", call(Slider, "a", (1, 2), label=3), TE, r"滑块 a 的 label 必须是字符串.*int 3"),
 ]
 test_documented_errors = error_table_test(ERROR_CASES)

@@ -6,10 +6,11 @@
 from __future__ import annotations
 
 import ipywidgets as widgets
-from helpers.tiny_view import tiny
 
 from transformer_lab.widgets.explorable import Explorable, Slider
 from transformer_lab.widgets.live import FigureImage
+
+from helpers.tiny_view import tiny
 
 PNG = b"\x89PNG\r\n\x1a\n"
 
@@ -52,7 +53,7 @@ def test_continuous_sliders_are_int_or_float_sliders_over_the_whole_range():
 
 
 class _Two:
-    def __init__(self, fig, axes):
+    def __init__(self, fig, axes, layout):
         self.line, = axes[0].plot([0, 1], [0, 0])
         axes[0].set_ylim(0, 16)
         self.artists = [self.line]

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import call, check_error, error_table_test
 
 from transformer_lab.widgets.slider import Slider
+
+from conftest import call, check_error, error_table_test
 
 
 def test_slider_starts_at_its_default_or_the_middle():

@@ -1,4 +1,5 @@
-"""``widgets/static.py``：没有内核时的 HTML 格式——帧、滑块、id、样式、转义、帧数上限、把帧搬成文件。
+"""``widgets/static.py``：没有内核时的 HTML 格式——两种版式的帧、滑块、id、样式、转义、帧数上限、字号与出界、
+没有滑块的静态图、把帧搬成文件。
 
 用 ``helpers/tiny_view.py`` 的小图（很便宜）；书里每张图的静态 HTML 在 tests/test_explorables.py 里检查。
 <script> 按 HTML 标准的分词规则切分（``helpers/html_scripts.py``），不只信 ``html.parser``。
@@ -11,14 +12,26 @@ import json
 import re
 
 import pytest
+
+import transformer_lab as tl
+from transformer_lab.plot.figure import NARROW_WIDTH
+from transformer_lab.widgets.explorable import FRAME_CAP, Explorable, Slider
+from transformer_lab.widgets.static import (
+    ALL_FRAMES_ENV,
+    FRAME_SOURCES_JS,
+    LAYOUTS,
+    NARROW_MEDIA,
+    PLAYER_JS,
+    STYLES,
+    externalize_frames,
+    read_player,
+    render_html,
+    wants_all_frames,
+)
+
 from conftest import call, check_error, error_table_test
 from helpers.html_scripts import Page, script_end, scripts
-from helpers.tiny_view import NASTY, Exploding, Labels, tiny
-from site_tools import CHROMIUM_ARGS, NO_CHROMIUM, chromium_path
-
-from transformer_lab.widgets.explorable import FRAME_CAP, Explorable, Slider
-from transformer_lab.widgets.static import (ALL_FRAMES_ENV, FRAME_SOURCES_JS, PLAYER_JS, STYLES, externalize_frames,
-                                            read_player, render_html, wants_all_frames)
+from helpers.tiny_view import NASTY, Exploding, Labels, Titled, tiny
 
 PNG = b"\x89PNG\r\n\x1a\n"
 
@@ -42,7 +55,10 @@ def test_all_frames_player_data_follows_the_grid():
     text = ex.static_html()
     (data,) = read_player(text)
     assert data["sliders"] == [{"label": "字", "values": ["x", "yy", "zzz"]}] and data["alts"] == ["x", "yy", "zzz"]
-    assert [base64.b64decode(f) for f in data["frames"]] == [ex.png(p, palette=True) for p in ex.grid()]
+    for layout in LAYOUTS:  # 每一帧两种版式，按网格的顺序
+        assert [base64.b64decode(f) for f in data["frames"][layout]] == [
+            ex.png(p, palette=True, layout=layout, dpi=ex.frame_dpi) for p in ex.grid()]
+    assert data["media"] == NARROW_MEDIA and set(data["text_px"]) == set(LAYOUTS)
     page = Page(text)
     (root,) = [a for a in page.all("div") if a.get("class") == "tlx"]
     (inp,) = page.all("input")
@@ -65,14 +81,14 @@ def test_all_frames_only_without_a_kernel_or_when_building_the_book(live, env, e
 def test_a_grid_above_the_cap_is_refused_before_any_frame_is_drawn():
     ex = Explorable(Exploding, [Slider("a", tuple(range(FRAME_CAP + 1)))], title="太多帧的图", alt="{a}")
     check_error(ex.static_html, ValueError,  # 报的是帧数，不是 Exploding 的 RuntimeError：一帧都没画
-                rf"「太多帧的图」要预先画 43 帧（a 的 43 个取值），超过了上限 max_frames=42.*max_frames=")
+                r"「太多帧的图」要预先画 43 帧（a 的 43 个取值），超过了上限 max_frames=42.*max_frames=")
 
 
 def test_max_frames_moves_the_limit_both_ways():
     check_error(lambda: tiny(max_frames=2).static_html(), ValueError,
                 r"「直线」要预先画 3 帧（a 的 3 个取值），超过了上限 max_frames=2")
     (data,) = read_player(tiny(max_frames=3).static_html())
-    assert len(data["frames"]) == 3
+    assert len(data["frames"]["wide"]) == len(data["frames"]["narrow"]) == 3
     two = Explorable(Exploding, [Slider("a", tuple(range(7))), Slider("b", tuple(range(7)))], title="两维", alt="{a}{b}")
     check_error(two.static_html, ValueError, r"「两维」要预先画 49 帧（a 的 7 个取值 × b 的 7 个取值）")
     assert "静态预览" in tiny(max_frames=2).static_html(all_frames=False)  # 预览只画一帧，不受上限影响
@@ -114,6 +130,7 @@ def test_every_rule_of_player_css_lands_on_its_element():
     preview = Page(tiny().static_html(all_frames=False))
     assert full.all("style") == preview.all("style") == []
     found = {
+        ".tlx-zoom": full.all("a")[0]["style"],
         ".tlx img": full.all("img")[0]["style"],
         ".tlx-control": [a for a in full.all("div") if a.get("class") == "tlx-control"][0]["style"],
         ".tlx-control label": full.all("label")[0]["style"],
@@ -123,7 +140,7 @@ def test_every_rule_of_player_css_lands_on_its_element():
         ".tlx-preview p": preview.all("p")[0]["style"],
     }
     assert found == STYLES
-    assert STYLES[".tlx-control"] == "display:flex;align-items:center;gap:0.8em;margin:0.3em 0"  # 声明照原文，去掉空格
+    assert STYLES[".tlx-range"] == "flex:1 1 12em;max-width:24em;height:44px;margin:0"  # 声明照原文，去掉空格
 
 
 def test_value_width_fits_the_widest_value():
@@ -192,35 +209,84 @@ def test_externalize_frames_moves_every_frame_into_files(tmp_path):
     (before,) = read_player(text)
     out = externalize_frames(text, tmp_path, "_frames/")
     (after,) = read_player(out)
-    assert "frames" not in after and not any(a["src"].startswith("data:") for a in Page(out).all("img"))
-    assert [(tmp_path / u.removeprefix("_frames/")).read_bytes() for u in after["urls"]] == [
-        base64.b64decode(f) for f in before["frames"]]
-    (img,) = Page(out).all("img")
-    assert img["src"] == after["urls"][ex.grid().index(ex.start)]
+    assert "frames" not in after and 'src="data:' not in out and 'srcset="data:' not in out
+    for layout in LAYOUTS:
+        assert [(tmp_path / u.removeprefix("_frames/")).read_bytes() for u in after["urls"][layout]] == [
+            base64.b64decode(f) for f in before["frames"][layout]]
+    idx = ex.grid().index(ex.start)
+    page = Page(out)
+    (img,), (source,), (zoom,) = page.all("img"), page.all("source"), page.all("a")
+    assert img["src"] == after["urls"]["wide"][idx] and source["srcset"] == after["urls"]["narrow"][idx]
+    assert source["media"] == NARROW_MEDIA and zoom["href"] == img["src"]  # 帧成了文件：点图能打开大图
+    assert "href" not in Page(text).all("a")[0]  # 帧还是 base64 时不是链接（浏览器不让新标签页打开 data: 地址）
     assert externalize_frames(out, tmp_path, "_frames/") == out  # 第二次构建（没加 --all）会再经过已换好的页
 
 
-def test_frame_sources_js_reads_both_forms_of_the_player_in_a_browser(tmp_path):
-    """``FRAME_SOURCES_JS``（基准脚本在页面里用它）在真的浏览器里读出每一帧：base64 的和搬成文件的。"""
-    path = chromium_path()
-    if path is None:
-        pytest.skip(NO_CHROMIUM + "这个浏览器测试已跳过。")
-    from playwright.sync_api import sync_playwright
-
+def test_frame_sources_js_reads_both_forms_and_both_layouts_in_a_browser(browser, tmp_path):
+    """``FRAME_SOURCES_JS``（基准脚本在页面里用它）在真的浏览器里读出每一帧：base64 的和搬成文件的，
+    指定版式时读那一种，不指定时读这块屏幕正在显示的那一种（宽屏宽版、窄屏窄版）。"""
     text = tiny().static_html()
     (data,) = read_player(text)
     moved = externalize_frames(text, tmp_path, "_frames/")
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=path, args=CHROMIUM_ARGS)
+    inline = {name: ["data:image/png;base64," + f for f in data["frames"][name]] for name in LAYOUTS}
+    files = read_player(moved)[0]["urls"]
+    for width, shown in ((1280, "wide"), (390, "narrow")):
+        page = browser.new_page(viewport={"width": width, "height": 800})
         try:
-            page = browser.new_page()
-            got = []
-            for html in (text, moved):
-                page.set_content(html)
-                got.append(page.locator(".tlx").evaluate(FRAME_SOURCES_JS))
+            for html_, expected in ((text, inline), (moved, files)):
+                page.set_content(html_)
+                root = page.locator(".tlx")
+                assert root.evaluate(f"r => ({FRAME_SOURCES_JS})(r)") == expected[shown]
+                assert root.evaluate(f"r => ({FRAME_SOURCES_JS})(r, 'narrow')") == expected["narrow"]
         finally:
-            browser.close()
-    assert got == [["data:image/png;base64," + f for f in data["frames"]], read_player(moved)[0]["urls"]]
+            page.close()
+
+
+# ---------------------------------------------------------------- 两种版式：大小、字号、出界
+
+
+def test_the_narrow_layout_stacks_the_panels_in_a_narrower_figure():
+    ex = Explorable(Titled, [Slider("a", (1, 2))], title="两块", alt="{a}", data={"title": "短"}, size=(6.0, 2.0),
+                    ncols=2)
+    wide, narrow = ex.layout("wide", 100), ex.layout("narrow", 100)
+    assert (wide.nrows, wide.ncols, wide.size) == (1, 2, (6.0, 2.0))
+    assert (narrow.nrows, narrow.ncols, narrow.size) == (2, 1, (NARROW_WIDTH, 4.8))  # 每块保持 3:2，两块竖着排
+    assert ex.figure_pixels("narrow", 100) == (360, 480)
+    custom = Explorable(Titled, [Slider("a", (1, 2))], title="t", alt="{a}", data={"title": "短"}, size=(6.0, 2.0),
+                        ncols=2, narrow_size=(3.0, 5.0))
+    assert custom.layout("narrow").size == (3.0, 5.0)
+
+
+def test_text_px_is_the_smallest_text_on_the_png():
+    """``text_px`` = 最小的字号 (pt) × dpi / 72：这里最小的是 9 pt 的刻度字（标题 14 pt）。"""
+    ex = Explorable(Titled, [Slider("a", (1, 2))], title="t", alt="{a}", data={"title": "标题", "tick_pt": 9},
+                    size=(3.0, 2.0))
+    (data,) = read_player(ex.static_html())
+    assert data["text_px"] == {"wide": round(9 * ex.frame_dpi / 72, 2), "narrow": round(9 * ex.frame_dpi / 72, 2)}
+
+
+def test_text_that_does_not_fit_the_narrow_figure_fails_the_build_naming_figure_and_text():
+    long_title = "一个在电脑上放得下、在手机上却放不下的很长很长很长很长的标题"
+    ex = Explorable(Titled, [Slider("a", (1, 2))], title="太长的标题", alt="{a}", data={"title": long_title},
+                    size=(6.8, 2.0))
+    check_error(ex.static_html, ValueError, rf"「太长的标题」的窄版（手机）里，文字「{long_title}」伸出了图外"
+                                            r"（a=1 这一帧；图 540×\d+ 像素")
+    ok = Explorable(Titled, [Slider("a", (1, 2))], title="t", alt="{a}", data={"title": long_title,
+                    "narrow_title": "短标题"}, size=(6.8, 2.0))
+    assert len(read_player(ok.static_html())[0]["frames"]["narrow"]) == 2  # 窄版换成短标题就画得出来
+
+
+def test_a_figure_without_sliders_is_a_static_picture_in_both_layouts():
+    ex = Explorable(Titled, [], title="静态图", alt="一张图", data={"title": "标题"}, size=(3.0, 2.0))
+    assert ex.grid() == [{}] and ex.frame_count == 1 and ex.describe() == "图「静态图」"
+    text = ex.static_html()
+    page = Page(text)
+    assert page.all("input") == [] and len(page.all("source")) == 1 and page.all("img")[0]["alt"] == "一张图"
+    (data,) = read_player(text)
+    assert data["sliders"] == [] and [len(data["frames"][k]) for k in LAYOUTS] == [1, 1]
+    bundle, metadata = ex._repr_mimebundle_()
+    assert base64.b64decode(bundle["image/png"]).startswith(PNG) and "text/html" in bundle  # 没有内核：两种都给
+    assert metadata == {"image/png": {"width": 300}}  # 150 dpi 画的 PNG 按 1 英寸 100 px 显示：3 英寸宽 300 px
 
 
 ERROR_CASES = [
@@ -228,3 +294,52 @@ ERROR_CASES = [
      r"「直线」要预先画 3 帧（a 的 3 个取值），超过了上限 max_frames=2"),
 ]
 test_documented_errors = error_table_test(ERROR_CASES)
+
+
+# ---------------------------------------------------------------- 帧的硬盘缓存
+
+
+def same_ids(text: str) -> str:
+    """每次写出的 HTML 里元素 id 的序号不同（同一页上的两张图不能同 id）；比较内容时把序号抹掉。"""
+    return re.sub(r"tlx-[0-9a-f]{8}-\d+", "tlx-id", text)
+
+
+def test_frames_drawn_once_are_read_back_from_the_disk_cache(tmp_path, monkeypatch):
+    """同一张图第二次写成 HTML 时一帧都不再画，读回的 HTML 逐字相同；缓存关掉时每次都画。"""
+    monkeypatch.setenv("TRANSFORMER_LAB_CACHE", str(tmp_path))
+    drawn = []
+
+    def counted():
+        ex = tiny()
+        ex.cache_key = lambda: "直线-测试"  # 测试里的画图类不在包里，默认不缓存；这里只测缓存本身
+        original = ex.png
+        ex.png = lambda *a, **k: drawn.append(1) or original(*a, **k)
+        return ex
+
+    first = same_ids(counted().static_html())
+    assert len(drawn) == 6 and len(list(tmp_path.glob("frames-*.json"))) == 1  # 3 帧 × 2 种版式
+    assert same_ids(counted().static_html()) == first and len(drawn) == 6
+    monkeypatch.setenv("TRANSFORMER_LAB_CACHE", "off")
+    assert same_ids(counted().static_html()) == first and len(drawn) == 12
+
+
+def test_a_broken_cache_file_is_redrawn(tmp_path, monkeypatch):
+    monkeypatch.setenv("TRANSFORMER_LAB_CACHE", str(tmp_path))
+    ex = tiny()
+    ex.cache_key = lambda: "坏文件"
+    first = same_ids(ex.static_html())
+    (path,) = tmp_path.glob("frames-*.json")
+    path.write_text('{"frames": {"wide": ["x"]}}', encoding="utf-8")  # 帧数对不上
+    again = tiny()
+    again.cache_key = lambda: "坏文件"
+    assert same_ids(again.static_html()) == first
+
+
+def test_only_figures_drawn_by_the_package_with_known_data_are_cached():
+    assert tiny().cache_key() is None  # 画图类在测试里：它的代码改了，包的代码版本看不出来
+    ex = tl.explore.scaling_saturation()
+    assert ex.cache_key() == tl.explore.scaling_saturation().cache_key()
+    assert ex.cache_key() != tl.explore.scaling_saturation(seed=1).cache_key()
+    assert ex.cache_key() != tl.explore.scaling_saturation(num_keys=9).cache_key()
+    odd = Explorable(ex.view, ex.sliders, title=ex.title, alt=ex.alt, data={**ex.data, "seed": object()})
+    assert odd.cache_key() is None  # 认不出内容的对象：不缓存

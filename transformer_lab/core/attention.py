@@ -19,6 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _validation as check
+from .guard import guarded_backward
 from .softmax import softmax_backward_unchecked, softmax_unchecked
 
 __all__ = ["causal_mask", "scaled_dot_product_attention", "scaled_dot_product_attention_backward", "check_qkv",
@@ -215,7 +216,8 @@ def scaled_dot_product_attention_backward(
     TypeError
         输入不是实数 NumPy 数组，或 mask 不是 bool 数组。
     ValueError
-        与前向相同的形状/取值错误，或 ``grad_out`` 的形状不是前向输出的形状。
+        与前向相同的形状/取值错误，或 ``grad_out`` 的形状不是前向输出的形状；
+        输入有限、但真正的梯度超出浮点数的范围（溢出）时，报出写明函数名与梯度名的错误（见 ``core/guard.py``）。
 
     Examples
     --------
@@ -242,7 +244,8 @@ def scaled_dot_product_attention_backward(
     grad_out = check.as_real_array(grad_out, "grad_out")
     out_shape = np.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2]) + (q.shape[-2], v.shape[-1])
     check.check_shape(grad_out, "grad_out", out_shape, "grad_out 必须与前向输出 out 同形状 (..., T, d_v)。")
-    return attention_grads(q, k, v, grad_out, mask, scale)
+    return guarded_backward(lambda g: attention_grads(q, k, v, g, mask, scale), grad_out,
+                            "scaled_dot_product_attention_backward", ("grad_q", "grad_k", "grad_v"))
 
 
 def attention_grads(q, k, v, grad_out, mask=None, scale=None):

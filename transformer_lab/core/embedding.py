@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _validation as check
+from .guard import guarded_backward
 
 __all__ = ["embed", "embedding_backward"]
 
@@ -73,7 +74,9 @@ def embedding_backward(token_ids: np.ndarray, grad_out: np.ndarray, vocab_size: 
     TypeError
         ``token_ids`` 不是整数数组、``grad_out`` 不是实数数组、``vocab_size`` 不是整数。
     ValueError
-        编号越界、``grad_out`` 形状不是 ``token_ids.shape + (D,)``、数组为空或含 NaN/inf。
+        编号越界、``grad_out`` 形状不是 ``token_ids.shape + (D,)``、数组为空或含 NaN/inf；
+        (V, D) 的梯度表超过 2 GiB 内存；
+        同一个词的梯度之和超出浮点数的范围（溢出）。
 
     Examples
     --------
@@ -88,6 +91,11 @@ def embedding_backward(token_ids: np.ndarray, grad_out: np.ndarray, vocab_size: 
     token_ids = check.token_ids(token_ids, "token_ids", vocab_size)
     grad_out = check.as_real_array(grad_out, "grad_out", min_ndim=1)
     check.grad_like(grad_out, token_ids.shape + (grad_out.shape[-1],))
-    grad_table = np.zeros((vocab_size, grad_out.shape[-1]), dtype=grad_out.dtype)  # (V, D)
-    np.add.at(grad_table, token_ids, grad_out)  # 不用 grad_table[ids] += ...：那样重复的编号只算一次
-    return grad_table  # (V, D)
+    check.memory_budget(vocab_size * grad_out.shape[-1], grad_out.dtype.itemsize, f"嵌入表的梯度 (V={vocab_size}, D)")
+
+    def scatter(g):
+        grad_table = np.zeros((vocab_size, g.shape[-1]), dtype=g.dtype)  # (V, D)
+        np.add.at(grad_table, token_ids, g)  # 不用 grad_table[ids] += ...：那样重复的编号只算一次
+        return grad_table  # (V, D)
+
+    return guarded_backward(scatter, grad_out, "embedding_backward")

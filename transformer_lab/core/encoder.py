@@ -26,6 +26,7 @@ import numpy as np
 
 from .. import _validation as check
 from .feed_forward import ACTIVATIONS, feed_forward_vjp_unchecked
+from .guard import guarded_backward
 from .layer_norm import layer_norm_vjp_unchecked
 from .multihead import check_mha, multi_head_attention_vjp_unchecked
 
@@ -70,7 +71,7 @@ def init_encoder_params(d_model: int, d_ff: int, rng: np.random.Generator, scale
     TypeError
         维数不是整数、``rng`` 不是 Generator、``scale`` 不是实数。
     ValueError
-        维数不是正数、``scale`` 不是正数。
+        维数不是正数、``scale`` 不是正数或大到超出 float64；权重超过 2 GiB 内存。
 
     Examples
     --------
@@ -81,6 +82,7 @@ def init_encoder_params(d_model: int, d_ff: int, rng: np.random.Generator, scale
     """
     D = check.positive_int(d_model, "d_model")
     d_ff = check.positive_int(d_ff, "d_ff")
+    check.memory_budget(4 * D * D + 2 * D * d_ff, 8, f"一层编码器的权重（d_model={D}, d_ff={d_ff}）")
     rng = check.generator(rng)
     scale = None if scale is None else check.positive_real(scale, "scale")
     params = {}
@@ -127,6 +129,13 @@ def _check_layer(x, params, num_heads, mask, norm_first, eps, residual, activati
 # ---------------------------------------------------------------- 这一层，只写一次
 
 
+def _residual(keep, x, fx, what):
+    """残差连接 keep · x + F(x)（keep = 1 有直路，0 去掉）：两个有限数相加也可能溢出，那时报错而不是交出 inf。"""
+    with np.errstate(over="ignore", invalid="ignore"):
+        out = keep * x + fx  # (..., T, D)
+    return check.finite_result(out, what, check.OVERFLOW_HINT)
+
+
 def encoder_layer_unchecked(x, p, H, mask, norm_first, eps, residual, activation="relu",
                             attention=multi_head_attention_vjp_unchecked):
     """一层的前向（输入已检查过）：返回 (中间结果字典, 反向函数)。反向函数返回 x 和 16 个参数的梯度。
@@ -141,10 +150,11 @@ def encoder_layer_unchecked(x, p, H, mask, norm_first, eps, residual, activation
     if norm_first:  # pre-LN：h = x + MHA(LN₁(x))，out = h + FFN(LN₂(h))
         n1, ln1_back = layer_norm_vjp_unchecked(x, p["ln1_gamma"], p["ln1_beta"], eps)  # (..., T, D)
         a, weights, mha_back = attention(n1, n1, ws, bs, H, mask)  # (..., T, D)
-        h = keep * x + a  # (..., T, D)  第一个残差
+        h = _residual(keep, x, a, "第一个残差 x + MHA(LN₁(x))")  # (..., T, D)
         n2, ln2_back = layer_norm_vjp_unchecked(h, p["ln2_gamma"], p["ln2_beta"], eps)  # (..., T, D)
         f, ffn_back = feed_forward_vjp_unchecked(n2, *ffn, activation)  # (..., T, D)
-        steps = {"x": x, "n1": n1, "a": a, "h": h, "n2": n2, "f": f, "out": keep * h + f, "weights": weights}
+        out = _residual(keep, h, f, "第二个残差 h + FFN(LN₂(h))")  # (..., T, D)
+        steps = {"x": x, "n1": n1, "a": a, "h": h, "n2": n2, "f": f, "out": out, "weights": weights}
 
         def backward(grad_out):
             grads = ffn_back(grad_out)
@@ -157,10 +167,10 @@ def encoder_layer_unchecked(x, p, H, mask, norm_first, eps, residual, activation
         return steps, backward
     # post-LN（论文）：h = LN₁(x + MHA(x))，out = LN₂(h + FFN(h))
     a, weights, mha_back = attention(x, x, ws, bs, H, mask)  # (..., T, D)
-    u = keep * x + a  # (..., T, D)  第一个残差
+    u = _residual(keep, x, a, "第一个残差 x + MHA(x)")  # (..., T, D)
     h, ln1_back = layer_norm_vjp_unchecked(u, p["ln1_gamma"], p["ln1_beta"], eps)  # (..., T, D)
     f, ffn_back = feed_forward_vjp_unchecked(h, *ffn, activation)  # (..., T, D)
-    v = keep * h + f  # (..., T, D)  第二个残差
+    v = _residual(keep, h, f, "第二个残差 h + FFN(h)")  # (..., T, D)
     out, ln2_back = layer_norm_vjp_unchecked(v, p["ln2_gamma"], p["ln2_beta"], eps)  # (..., T, D)
     steps = {"x": x, "a": a, "u": u, "h": h, "f": f, "v": v, "out": out, "weights": weights}
 
@@ -224,7 +234,8 @@ def encoder_layer(
         ``params`` 不是字典、数组不是实数、``num_heads`` 不是整数、``norm_first`` 或 ``residual`` 不是 bool。
     ValueError
         ``params`` 缺键或多键（列出名字）、某个参数形状不对（写出期望与收到）、D 不能被 num_heads 整除、
-        ``eps`` 不是正数、mask 不合法、``activation`` 不是 "relu"/"gelu"。
+        ``eps`` 不是正数、mask 不合法、``activation`` 不是 "relu"/"gelu"；输入有限但残差的和、投影或
+        LayerNorm 的 γ ⊙ x̂ + β 超出浮点数范围（溢出）。
 
     Examples
     --------
@@ -271,7 +282,7 @@ def encoder_layer_vjp(
     out = steps["out"]
 
     def checked_backward(grad_out: np.ndarray) -> dict[str, np.ndarray]:
-        grads = backward(check.grad_like(grad_out, out.shape))
+        grads = guarded_backward(backward, check.grad_like(grad_out, out.shape), "encoder_layer 的反向 (backward)")
         return {k: grads[k] for k in ("x", *PARAM_KEYS)}
 
     return out, steps["weights"], checked_backward
@@ -311,7 +322,8 @@ def encoder_layer_backward(
     Raises
     ------
     TypeError, ValueError
-        与 ``encoder_layer`` 相同；另外 ``grad_out`` 的形状必须与 ``x`` 相同。
+        与 ``encoder_layer`` 相同；另外 ``grad_out`` 的形状必须与 ``x`` 相同；
+        输入有限、但真正的梯度超出浮点数的范围（溢出）时，报出写明函数名与梯度名的错误（见 ``core/guard.py``）。
 
     Examples
     --------

@@ -23,6 +23,7 @@ import math
 import numpy as np
 
 from .. import _validation as check
+from .guard import guarded_backward
 from .layer_norm import rows, sum_leading
 from .linear import linear
 
@@ -155,7 +156,8 @@ def feed_forward_backward(
     TypeError
         输入不是实数数组，或 ``activation`` 不是字符串。
     ValueError
-        形状对不上（含 ``grad_out`` 与 ``x`` 形状不同）、数组为空或含 NaN/inf，或 ``activation`` 不是 "relu"/"gelu"。
+        形状对不上（含 ``grad_out`` 与 ``x`` 形状不同）、数组为空或含 NaN/inf，或 ``activation`` 不是 "relu"/"gelu"；
+        输入有限、但真正的梯度超出浮点数的范围（溢出）时，报出写明函数名与梯度名的错误（见 ``core/guard.py``）。
 
     Examples
     --------
@@ -172,7 +174,8 @@ def feed_forward_backward(
     x, w_1, b_1, w_2, b_2 = check_ffn(x, w_1, b_1, w_2, b_2)
     activation = check.one_of(activation, "activation", ACTIVATIONS)
     grad_out = check.grad_like(grad_out, x.shape)
-    return feed_forward_vjp_unchecked(x, w_1, b_1, w_2, b_2, activation)[1](grad_out)
+    backward = feed_forward_vjp_unchecked(x, w_1, b_1, w_2, b_2, activation)[1]
+    return guarded_backward(backward, grad_out, "feed_forward_backward")
 
 
 def feed_forward_vjp_unchecked(x, w_1, b_1, w_2, b_2, activation="relu"):

@@ -57,7 +57,7 @@ class KVCache:
     TypeError
         参数类型不对。
     ValueError
-        ``capacity``、``d_k``、``d_v`` 或批维度不是正数。
+        ``capacity``、``d_k``、``d_v`` 或批维度不是正数；预先分配的内存超过 2 GiB（``_validation.MAX_BYTES``）。
 
     Examples
     --------
@@ -82,6 +82,8 @@ class KVCache:
         self.d_v = self.d_k if d_v is None else check.positive_int(d_v, "d_v")
         self.batch_shape = _batch_shape(batch_shape)
         dtype = _float_dtype(dtype)
+        per_token = int(np.prod(self.batch_shape, dtype=object)) * (self.d_k + self.d_v)  # 每个位置存 k 与 v
+        check.memory_budget(self.capacity * per_token, dtype.itemsize, f"KV 缓存（capacity={self.capacity}）")
         self._k = np.zeros(self.batch_shape + (self.capacity, self.d_k), dtype=dtype)  # (..., capacity, d_k)
         self._v = np.zeros(self.batch_shape + (self.capacity, self.d_v), dtype=dtype)  # (..., capacity, d_v)
         self.length = 0  # 已存的词数
@@ -112,11 +114,18 @@ class KVCache:
                           f"前面的批维度是 batch_shape={self.batch_shape}。")
         return x
 
-    def append(self, k: np.ndarray, v: np.ndarray) -> None:
-        """把 n 个新词的 k (..., n, d_k) 与 v (..., n, d_v) 写进缓存的下 n 格（通常 n = 1）。
+    def _fits(self, x: np.ndarray, name: str) -> np.ndarray:
+        """转成缓存的 dtype；float64 的值超出 float32 的范围（约 ±3.4e38）时报错，而不是存进 inf。"""
+        with np.errstate(over="ignore"):
+            out = x.astype(self._k.dtype, copy=False)
+        if not np.all(np.isfinite(out)):
+            raise ValueError(f"{name} 里有超出缓存 dtype={self._k.dtype} 范围的值（最大绝对值 {np.max(np.abs(x)):.3g}，"
+                             f"{self._k.dtype} 最多约 {np.finfo(self._k.dtype).max:.3g}），存进去会变成 inf。"
+                             "提示：用 dtype=np.float64 创建缓存，或先把输入缩小。")
+        return out
 
-        Raises ``ValueError``：形状不对，或缓存放不下（已满）。
-        """
+    def _checked_kv(self, k: object, v: object) -> tuple[np.ndarray, np.ndarray]:
+        """append 的全部检查（不写缓存）：形状、词数、容量、dtype 范围。"""
         k = self._check_token(k, "k", self.d_k)
         v = self._check_token(v, "v", self.d_v)
         n = k.shape[-2]
@@ -127,6 +136,16 @@ class KVCache:
                 f"KV 缓存已满：capacity={self.capacity}，已存 {self.length} 个词，放不下再追加的 {n} 个。"
                 "提示：创建时把 capacity 设成要生成的总词数（最大上下文长度）。"
             )
+        return self._fits(k, "k"), self._fits(v, "v")
+
+    def append(self, k: np.ndarray, v: np.ndarray) -> None:
+        """把 n 个新词的 k (..., n, d_k) 与 v (..., n, d_v) 写进缓存的下 n 格（通常 n = 1）。
+
+        Raises ``ValueError``：形状不对、缓存放不下（已满），或值超出缓存 dtype 的范围（float32 约 ±3.4e38）。
+        出错时缓存不变。
+        """
+        k, v = self._checked_kv(k, v)
+        n = k.shape[-2]
         self._k[..., self.length : self.length + n, :] = k  # (..., n, d_k) 写进缓存自己的数组
         self._v[..., self.length : self.length + n, :] = v  # (..., n, d_v)
         self.length += n
@@ -136,6 +155,9 @@ class KVCache:
 
         查询 i 看键 j <= i + (length - n)：即每个新词看它自己和它之前的所有词
         （分块计算，见 ``tiled_attention``）。
+
+        Raises ``ValueError``：q 的形状不对、词数不在 [1, length] 之内，或分数 q·kᵀ × scale、输出溢出
+        （与 ``tiled_attention`` 相同的检查）。
         """
         q = self._check_token(q, "q", self.d_k)
         if not 1 <= q.shape[-2] <= self.length:
@@ -143,10 +165,29 @@ class KVCache:
                              f"收到 q.shape={q.shape}。")
         scale = None if scale is None else check.positive_real(scale, "scale")
         block_size = check.positive_int(block_size, "block_size")
-        return tiled_attention_unchecked(q, self.keys, self.values, None, scale, True, block_size)  # (..., n, d_v)
+        with np.errstate(over="ignore", invalid="ignore"):  # 与 tiled_attention 相同：溢出时统一报错，不发警告
+            out = tiled_attention_unchecked(q, self.keys, self.values, None, scale, True, block_size)  # (..., n, d_v)
+        return check.finite_result(out, "KV 缓存注意力的输出（分数 q·kᵀ × scale 或加权求和）", check.OVERFLOW_HINT)
 
     def step(self, q: np.ndarray, k: np.ndarray, v: np.ndarray, scale: float | None = None) -> np.ndarray:
-        """生成一步：``append(k, v)`` 然后 ``attend(q)``。q、k、v 形状 (..., 1, d)，返回 (..., 1, d_v)。"""
-        self._check_token(q, "q", self.d_k)  # 先查 q，出错时缓存保持不变
+        """生成一步：``append(k, v)`` 然后 ``attend(q)``。q、k、v 形状 (..., n, d)（通常 n = 1），返回 (..., n, d_v)。
+
+        要么全做、要么全不做：任何一步出错（形状、容量、q 的行数多于这次追加的词数、scale、溢出），
+        缓存都保持调用前的样子。
+
+        Raises ``ValueError``：与 ``append``、``attend`` 相同；q 的行数多于这次追加的 k、v 的词数。
+        """
+        q = self._check_token(q, "q", self.d_k)
+        k, v = self._checked_kv(k, v)
+        if q.shape[-2] > k.shape[-2]:
+            raise ValueError(f"q 的行数 ({q.shape[-2]}) 不能多于这一步追加的词数 ({k.shape[-2]})：每个查询是一个新词，"
+                             f"要带着它自己的 k、v。收到 q.shape={q.shape}, k.shape={k.shape}。"
+                             "提示：要让更早的词再查一次，请用 attend。")
+        scale = None if scale is None else check.positive_real(scale, "scale")
+        before = self.length
         self.append(k, v)
-        return self.attend(q, scale)  # (..., 1, d_v)
+        try:
+            return self.attend(q, scale)  # (..., n, d_v)
+        except ValueError:
+            self.length = before  # 溢出：撤回这次追加（多写的几格在 length 之外，等于没写）
+            raise

@@ -13,8 +13,10 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _validation as check
+from .guard import guarded_backward
 
-__all__ = ["layer_norm", "layer_norm_backward", "normalize", "layer_norm_vjp_unchecked", "rows", "sum_leading"]
+__all__ = ["layer_norm", "layer_norm_backward", "normalize", "layer_norm_vjp_unchecked", "rows", "sum_leading",
+           "scale_shift"]
 
 
 def rows(a: np.ndarray) -> np.ndarray:
@@ -68,7 +70,7 @@ def layer_norm(x: np.ndarray, gamma: np.ndarray, beta: np.ndarray, eps: float = 
     TypeError
         输入不是实数数组，或 ``eps`` 不是实数。
     ValueError
-        ``gamma``/``beta`` 的长度不是 D、数组为空或含 NaN/inf、``eps`` 不是正数。
+        ``gamma``/``beta`` 的长度不是 D、数组为空或含 NaN/inf、``eps`` 不是正数；γ ⊙ x̂ + β 超出浮点数范围（溢出）。
 
     Examples
     --------
@@ -83,7 +85,7 @@ def layer_norm(x: np.ndarray, gamma: np.ndarray, beta: np.ndarray, eps: float = 
     gamma = check.vector(gamma, "gamma", x.shape[-1])
     beta = check.vector(beta, "beta", x.shape[-1])
     eps = check.positive_real(eps, "eps")
-    return normalize(x, eps)[0] * gamma + beta  # (..., D)
+    return scale_shift(normalize(x, eps)[0], gamma, beta)  # (..., D)
 
 
 def layer_norm_backward(
@@ -112,7 +114,8 @@ def layer_norm_backward(
     TypeError
         输入不是实数数组，或 ``eps`` 不是实数。
     ValueError
-        ``gamma`` 长度不是 D、``grad_out`` 形状与 ``x`` 不同、数组为空或含 NaN/inf、``eps`` 不是正数。
+        ``gamma`` 长度不是 D、``grad_out`` 形状与 ``x`` 不同、数组为空或含 NaN/inf、``eps`` 不是正数；
+        输入有限、但真正的梯度超出浮点数的范围（溢出）时，报出写明函数名与梯度名的错误（见 ``core/guard.py``）。
 
     Examples
     --------
@@ -128,14 +131,23 @@ def layer_norm_backward(
     gamma = check.vector(gamma, "gamma", x.shape[-1])
     grad_out = check.grad_like(grad_out, x.shape)
     eps = check.positive_real(eps, "eps")
-    return layer_norm_vjp_unchecked(x, gamma, 0.0, eps)[1](grad_out)
+    x_hat, inv_std = normalize(x, eps)  # 只要标准化的结果：不算前向输出（γ 很大时它可能溢出，梯度却有限）
+    return guarded_backward(lambda g: _grads(x_hat, inv_std, gamma, g), grad_out, "layer_norm_backward",
+                            ("grad_x", "grad_gamma", "grad_beta"))
 
 
 def layer_norm_vjp_unchecked(x, gamma, beta, eps):
     """LayerNorm 的前向（输入已检查过），同时交出反向函数：``out, backward = ...``，
     ``backward(grad_out)`` 返回 ``(grad_x, grad_gamma, grad_beta)``。标准化只算一次，前向和反向共用。"""
     x_hat, inv_std = normalize(x, eps)  # (..., D), (..., 1)
-    return x_hat * gamma + beta, lambda grad_out: _grads(x_hat, inv_std, gamma, grad_out)  # (..., D)
+    return scale_shift(x_hat, gamma, beta), lambda grad_out: _grads(x_hat, inv_std, gamma, grad_out)  # (..., D)
+
+
+def scale_shift(x_hat, gamma, beta):
+    """γ ⊙ x̂ + β（计算核）：x̂ 有限，但 γ、β 很大时结果可能溢出——那时报错，而不是交出 inf。"""
+    with np.errstate(over="ignore", invalid="ignore"):
+        out = x_hat * gamma + beta  # (..., D)
+    return check.finite_result(out, "LayerNorm 的缩放与平移 γ ⊙ x̂ + β", "提示：gamma、beta 的量级太大了。")
 
 
 def _grads(x_hat, inv_std, gamma, grad_out):

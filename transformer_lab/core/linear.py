@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _validation as check
+from .guard import guarded_backward
 
 __all__ = ["linear", "linear_backward", "linear_grads"]
 
@@ -61,7 +62,8 @@ def linear_backward(
     TypeError
         输入不是实数 NumPy 数组。
     ValueError
-        数组为空、含 NaN/inf，``w`` 不是二维、行数不等于 x 的最后一维，或 ``grad_y`` 形状不对。
+        数组为空、含 NaN/inf，``w`` 不是二维、行数不等于 x 的最后一维，或 ``grad_y`` 形状不对；
+        输入有限、但真正的梯度超出浮点数的范围（溢出）时，报出写明函数名与梯度名的错误（见 ``core/guard.py``）。
 
     Examples
     --------
@@ -82,10 +84,7 @@ def linear_backward(
     check.check_shape(w, "w", (x.shape[-1], None), f"（w 的行数必须等于 x 的最后一维 {x.shape[-1]}）")
     grad_y = check.as_real_array(grad_y, "grad_y")
     check.check_shape(grad_y, "grad_y", x.shape[:-1] + (w.shape[1],), "（grad_y 必须与前向输出 y = x @ w 同形状）")
-    with np.errstate(over="ignore", invalid="ignore"):
-        grads = linear_grads(x, w, grad_y)
-    return tuple(check.finite_result(g, f"梯度 {n}", check.OVERFLOW_HINT)
-                 for g, n in zip(grads, ("grad_x", "grad_w", "grad_b")))
+    return guarded_backward(lambda g: linear_grads(x, w, g), grad_y, "linear_backward", ("grad_x", "grad_w", "grad_b"))
 
 
 def linear_grads(x, w, grad_y):

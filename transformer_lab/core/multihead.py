@@ -23,6 +23,7 @@ import numpy as np
 
 from .. import _validation as check
 from .attention import attend, attention_grads_from_weights
+from .guard import guarded_backward
 from .linear import linear, linear_grads
 
 __all__ = ["split_heads", "merge_heads", "multi_head_attention", "multi_head_attention_backward", "split", "merge",
@@ -253,7 +254,8 @@ def multi_head_attention_backward(
     TypeError
         输入不是实数数组、num_heads 不是整数、mask 不是 bool 数组。
     ValueError
-        与前向相同的错误（D 不能被 num_heads 整除等），或 ``grad_out`` 的形状不是 out 的形状。
+        与前向相同的错误（D 不能被 num_heads 整除等），或 ``grad_out`` 的形状不是 out 的形状；
+        输入有限、但真正的梯度超出浮点数的范围（溢出）时，报出写明函数名与梯度名的错误（见 ``core/guard.py``）。
 
     Examples
     --------
@@ -278,10 +280,15 @@ def multi_head_attention_backward(
     grad_out = check.as_real_array(grad_out, "grad_out")
     out_shape = np.broadcast_shapes(x.shape[:-2], kv.shape[:-2]) + x.shape[-2:]
     check.check_shape(grad_out, "grad_out", out_shape, "grad_out 必须与前向输出 out 同形状 (..., T, D)。")
-    grads = multi_head_attention_vjp_unchecked(x, kv, ws, bs, H, mask)[2](grad_out)
-    if self_attention:
-        grads["x"] = grads["x"] + grads.pop("kv")  # (..., T, D) x 也是键和值的来源
-    return {name: g for name, g in grads.items() if not (name in biases and biases[name] is None)}
+    backward = multi_head_attention_vjp_unchecked(x, kv, ws, bs, H, mask)[2]
+
+    def grads_of(g_out):
+        grads = backward(g_out)
+        if self_attention:
+            grads["x"] = grads["x"] + grads.pop("kv")  # (..., T, D) x 也是键和值的来源
+        return {name: g for name, g in grads.items() if not (name in biases and biases[name] is None)}
+
+    return guarded_backward(grads_of, grad_out, "multi_head_attention_backward")
 
 
 def multi_head_attention_vjp_unchecked(x, kv, ws, bs, H, mask):

@@ -65,7 +65,7 @@ def rnn_forward(
     TypeError
         输入不是实数 NumPy 数组。
     ValueError
-        形状不匹配、数组为空或含 NaN/inf。
+        形状不匹配、数组为空或含 NaN/inf；输入有限但某一步进 tanh 之前的 x_t @ w_xh + h @ w_hh + b_h 溢出。
 
     Examples
     --------
@@ -79,11 +79,14 @@ def rnn_forward(
     x, w_xh, w_hh, b_h, h = _check_rnn(x, w_xh, w_hh, b_h, h0)
     d_h, dtype = w_hh.shape[0], np.result_type(x, w_xh, w_hh, b_h, h)
     states = np.empty((x.shape[0], d_h), dtype=dtype)  # (T, d_h)
-    with np.errstate(over="ignore", invalid="ignore"):  # tanh(±inf) = ±1 是对的；只有 inf − inf = NaN 才报错
-        for t in range(x.shape[0]):  # 只能一步一步来：h_t 依赖 h_{t-1}
-            h = np.tanh(x[t] @ w_xh + h @ w_hh + b_h)  # (d_h,)
-            states[t] = h
-    return check.finite_result(states, "RNN 的隐状态 tanh(x_t @ w_xh + h @ w_hh + b_h)", check.OVERFLOW_HINT)
+    for t in range(x.shape[0]):  # 只能一步一步来：h_t 依赖 h_{t-1}
+        with np.errstate(over="ignore", invalid="ignore"):
+            z = x[t] @ w_xh + h @ w_hh + b_h  # (d_h,) 进 tanh 之前
+        # 溢出成 ±inf 时连符号都不可信（部分和先冲到 +inf，真值却可能是负的），tanh(inf) = 1 会是自信的错答案：报错
+        check.finite_result(z, f"RNN 第 {t} 步进 tanh 之前的 x_t @ w_xh + h @ w_hh + b_h", check.OVERFLOW_HINT)
+        h = np.tanh(z)  # (d_h,)
+        states[t] = h
+    return states
 
 
 def orthogonal_recurrent_weights(d_h: int, gain: float, rng: np.random.Generator) -> np.ndarray:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _validation as check
+from .guard import guarded_backward
 
 __all__ = ["softmax", "softmax_backward", "softmax_unchecked", "softmax_backward_unchecked"]
 
@@ -120,4 +121,4 @@ def softmax_backward(p: np.ndarray, grad_p: np.ndarray, axis: int = -1) -> np.nd
             f"[{p.sum(axis=axis).min():.4g}, {p.sum(axis=axis).max():.4g}]，最小元素 {p.min():.4g}。"
             "提示：传入的是 softmax 的结果 p，不是 softmax 的输入 x。"
         )
-    return softmax_backward_unchecked(p, grad_p, axis=axis)
+    return guarded_backward(lambda g: softmax_backward_unchecked(p, g, axis=axis), grad_p, "softmax_backward")

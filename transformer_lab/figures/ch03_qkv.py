@@ -1,4 +1,9 @@
-"""第 3 章的图：点积与余弦相似度（射箭打靶），一个键变长时注意力怎么变，眼镜是练出来的，以及 V = K 实验的读出散点图。"""
+"""第 3 章的图：点积与余弦相似度（射箭打靶），一个键变长时注意力怎么变，换一副提问眼镜前后的注意力，
+眼镜是练出来的，以及 V = K 实验的读出散点图。
+
+每张图都画两种版式（见 ``plot.figure.Layout``）：宽版给电脑（≤ 6.8 英寸），窄版给手机（≤ 3.6 英寸，子图竖排、
+标题更短或分行）。静态图是没有滑块的 ``Explorable``。
+"""
 
 from __future__ import annotations
 
@@ -6,22 +11,23 @@ import numpy as np
 
 from .. import _validation as check
 from ..core.attention import scaled_dot_product_attention
-from ..lessons.geometry import vector_2d, with_key_length
 from ..lessons import runs
+from ..lessons.geometry import vector_2d, with_key_length
 from ..lessons.learned_glasses import chapter3_example
 from ..lessons.optim import as_run
 from ..plot.bars import weight_bars
-from ..plot.figure import new_figure
+from ..plot.figure import MIN_FONT_PT
 from ..plot.heatmap import attention_heatmap
 from ..plot.lines import scatter_vs_target
 from ..widgets.explorable import Explorable, Slider
 
-__all__ = ["dot_vs_cosine", "key_length_attention", "learned_glasses", "readout_scatter"]
+__all__ = ["dot_vs_cosine", "key_length_attention", "swapped_glasses", "learned_glasses", "readout_scatter"]
 
 Q_COLOR, K_COLOR, SHADOW_COLOR, OTHER_COLOR = "#31688e", "#b5367a", "#35b779", "#9a9a9a"
 ANGLE_GRID = (0, 30, 60, 90, 120, 150, 180)
 LENGTH_GRID = (0.5, 1.0, 1.5, 2.0, 2.5, 3.0)
 Q_LENGTH = 2.0
+TITLE_PT = 10.5  # 标题；其余的字不小于 MIN_FONT_PT (9 pt)
 
 
 def _arrow(ax, tip, color, lw=2.5, zorder=3):
@@ -38,7 +44,7 @@ def _plane(ax, xlim, ylim, title):
     ax.axhline(0, color="0.8", lw=0.8, zorder=0)
     ax.axvline(0, color="0.8", lw=0.8, zorder=0)
     ax.grid(alpha=0.25)
-    ax.set_title(title)
+    ax.set_title(title, fontsize=TITLE_PT)
 
 
 def _clean(x: float) -> float:
@@ -54,11 +60,12 @@ def _paren(x: float) -> str:
 class _DotCosineView:
     """左：q 与 k 两支箭头，以及 k 在 q 方向上的"影子"；右：点积和余弦随夹角变化的曲线。"""
 
-    def __init__(self, fig, axes):
+    def __init__(self, fig, axes, layout):
         plane, curve = axes
-        self.suptitle = fig.suptitle(" ")
+        self.narrow = layout.narrow
+        self.suptitle = fig.suptitle(" ", fontsize=TITLE_PT)
         q = vector_2d(Q_LENGTH, 0)
-        _plane(plane, (-3.4, 3.4), (-1.1, 3.4), "射箭打靶：$k$ 在 $q$ 方向上的“影子”")
+        _plane(plane, (-3.4, 3.4), (-1.3, 3.4), "射箭打靶：$k$ 在 $q$ 方向上的“影子”")
         self.shadow = plane.plot([], [], color=SHADOW_COLOR, lw=7, alpha=0.8, solid_capstyle="butt",
                                  label="影子（$k$ 投在 $q$ 上的长度）", zorder=2)[0]
         self.drop = plane.plot([], [], ":", color=SHADOW_COLOR, lw=1.5, zorder=2)[0]
@@ -68,7 +75,7 @@ class _DotCosineView:
         self.k_label = plane.text(0, 0, "$k$", color=K_COLOR, fontsize=13, ha="center", va="center")
         self.arc = plane.plot([], [], color="0.3", lw=1)[0]
         self.theta_label = plane.text(0, 0, "θ", fontsize=11, ha="center", va="center", color="0.2")
-        plane.legend(loc="lower left", fontsize=8)
+        plane.legend(loc="lower left", fontsize=MIN_FONT_PT)
         grid = np.linspace(0, 180, 181)
         self.grid = grid
         self.dot_line = curve.plot(grid, np.zeros_like(grid), color=K_COLOR, lw=2, label="点积 $q\\cdot k$（随长度伸缩）")[0]
@@ -78,10 +85,10 @@ class _DotCosineView:
         curve.axhline(0, color="0.6", lw=0.8)
         curve.set_xlim(0, 180)
         curve.set_ylim(-6.5, 6.5)
-        curve.set_xticks(ANGLE_GRID)
+        curve.set_xticks(ANGLE_GRID[::2] if layout.narrow else ANGLE_GRID)
         curve.set_xlabel("夹角 θ（度）")
         curve.grid(alpha=0.3)
-        curve.legend(loc="lower left", fontsize=8)
+        curve.legend(loc="lower left", fontsize=MIN_FONT_PT)
         self.curve = curve
         # 随滑块变化的图元，按从下到上的顺序（q 的箭头重画在影子上面）：拖动时只重画它们
         self.artists = [self.shadow, self.drop, self.q_arrow, self.k_arrow, self.k_label, self.arc,
@@ -92,7 +99,10 @@ class _DotCosineView:
         dot = _clean(q @ k)
         cos = _clean(np.cos(np.deg2rad(float(angle))))
         self.k_arrow.xy = tuple(k)
-        tip = k + (np.array([-0.1, 0.35]) if float(angle) < 15 else vector_2d(0.35, float(angle)))
+        if float(angle) < 15 or float(angle) > 150:  # 贴着横轴时写在箭头尖上方（向左时也免得伸出左边框）
+            tip = k + np.array([-0.1 if float(angle) < 15 else 0.1, 0.35])
+        else:
+            tip = k + vector_2d(0.35, float(angle))
         self.k_label.set_position(tuple(tip))
         self.shadow.set_data([0, k[0]], [0, 0])
         self.drop.set_data([k[0], k[0]], [0, k[1]])
@@ -105,9 +115,11 @@ class _DotCosineView:
         self.dot_line.set_ydata(curve)
         self.dot_dot.set_data([float(angle)], [dot])
         self.cos_dot.set_data([float(angle)], [cos])
-        self.curve.set_title(f"点积 = {dot:.2f}，余弦相似度 = {cos:.2f}")
-        self.suptitle.set_text(f"θ = {float(angle):.0f}°，$|q|$ = 2，$|k|$ = {float(length):.1f}：   "
-                               f"$q\\cdot k$ = $|q|\\,|k|\\cos\\theta$ = 2 × {float(length):.1f} × {_paren(cos)} = {dot:.2f}")
+        self.curve.set_title(f"点积 = {dot:.2f}，余弦相似度 = {cos:.2f}", fontsize=TITLE_PT)
+        given = f"θ = {float(angle):.0f}°，$|q|$ = 2，$|k|$ = {float(length):.1f}"
+        product = f"2 × {float(length):.1f} × {_paren(cos)} = {dot:.2f}"
+        self.suptitle.set_text(f"{given}\n$q\\cdot k$ = {product}" if self.narrow
+                               else f"{given}：$q\\cdot k$ = $|q|\\,|k|\\cos\\theta$ = {product}")
         return {"q": q, "k": k, "dot": np.array([dot]), "cosine": np.array([cos]), "curve": curve}
 
 
@@ -129,9 +141,10 @@ def dot_vs_cosine() -> Explorable:
         ],
         title="点积与余弦相似度：射箭打靶",
         alt=("q（长度 2）与 k 的夹角为 {angle} 度、k 的长度为 {length}：左图画出两支箭头和 k 在 q 方向上的影子，"
-             "右图是点积与余弦相似度随夹角变化的曲线，圆点标出当前的两个值。"),
-        size=(9.6, 4.4),
+             "右图（手机上是下图）是点积与余弦相似度随夹角变化的曲线，圆点标出当前的两个值。"),
+        size=(6.8, 3.5),
         ncols=2,
+        narrow_size=(3.6, 6.6),
     )
 
 
@@ -151,11 +164,13 @@ def _keys(length: float) -> np.ndarray:
 class _KeyLengthView:
     """左：查询和四个键的箭头（k2 会变长）；右：查询对四个键的注意力权重。"""
 
-    def __init__(self, fig, axes):
+    def __init__(self, fig, axes, layout):
         plane, bars_ax = axes
-        self.bars_ax, self.suptitle = bars_ax, fig.suptitle(" ")
+        self.narrow = layout.narrow
+        self.bars_ax, self.suptitle = bars_ax, fig.suptitle(" ", fontsize=TITLE_PT)
         self.q = vector_2d(Q_LENGTH, 0)
-        _plane(plane, (-2.3, 3.3), (-0.9, 5.0), "一个查询 $q$、四个键（手工设计的示意）")
+        _plane(plane, (-2.3, 3.3), (-0.9, 5.0), "一个查询 $q$、四个键" if layout.narrow else
+               "一个查询 $q$、四个键（手工设计的示意）")
         q_arrow = _arrow(plane, self.q, Q_COLOR, lw=6, zorder=2)
         plane.text(self.q[0] + 0.1, -0.45, "$q$", color=Q_COLOR, fontsize=13, ha="center")
         keys = _keys(KEY_BASE_LENGTH)
@@ -164,11 +179,12 @@ class _KeyLengthView:
             color = K_COLOR if j == CHANGING else K1_COLOR if j == 0 else OTHER_COLOR
             self.arrows.append(_arrow(plane, key, color, lw=1.8 if j > CHANGING else 2.5, zorder=3))
             self.labels.append(plane.text(0, 0, f"$k_{j + 1}$", color=color, fontsize=12, ha="center", va="center"))
-        names = [f"$k_{j + 1}$（{a:.0f}°）" for j, a in enumerate(KEY_ANGLES)]
+        names = [f"$k_{j + 1}$\n{a:.0f}°" for j, a in enumerate(KEY_ANGLES)]
         self.bars = weight_bars(np.zeros(len(KEY_ANGLES)), names, ax=bars_ax, color=OTHER_COLOR)
         self.bars.bars[CHANGING].set_color(K_COLOR)
         self.bars.bars[0].set_color(K1_COLOR)
         bars_ax.set_ylabel("注意力权重")
+        bars_ax.set_yticks([0, 0.5, 1.0])
         # 随滑块变化的图元（q 的粗箭头先画，k1 画在它上面）：拖动时只重画它们
         self.artists = [q_arrow, *self.arrows, *self.labels, *self.bars.artists, bars_ax.title, self.suptitle]
 
@@ -184,9 +200,9 @@ class _KeyLengthView:
         self.bars.set_values(weights)
         cos = _clean(scores[CHANGING] / (Q_LENGTH * float(length)))
         self.bars_ax.set_title(f"$k_2$ 的长度 = {float(length):.1f}：点积 {scores[CHANGING]:.2f}"
-                               f"（$k_1$ 是 {scores[0]:.2f}），余弦 {cos:.2f}（不变）")
-        self.suptitle.set_text(f"与 $q$ 同向的 $k_1$ 分到 {weights[0]:.2f}，偏了 60° 的 $k_2$ 分到 {weights[CHANGING]:.2f}"
-                               "（手工设计的示意向量）")
+                               f"（$k_1$ 是 {scores[0]:.2f}）\n$k_2$ 的余弦 {cos:.2f}（不变）", fontsize=TITLE_PT)
+        share = f"同向的 $k_1$ 分到 {weights[0]:.2f}，偏 60° 的 $k_2$ 分到 {weights[CHANGING]:.2f}"
+        self.suptitle.set_text(f"{share}\n（手工设计的示意向量）" if self.narrow else f"{share}（手工设计的示意向量）")
         return {"keys": keys, "scores": scores, "weights": weights}
 
 
@@ -205,47 +221,178 @@ def key_length_attention() -> Explorable:
         sliders=[Slider("length", KEY_LENGTH_GRID, label="k2 的长度", default=1.5, continuous=True, step=0.1)],
         title="一个键变长，注意力怎么变",
         alt=("k2 的长度为 {length}：左图是查询 q 和四个键的箭头，k2 与 q 夹角 60 度；"
-             "右图是 q 对四个键的注意力权重柱状图。"),
-        size=(9.6, 4.4),
+             "右图（手机上是下图）是 q 对四个键的注意力权重柱状图。"),
+        size=(6.8, 3.6),
         ncols=2,
+        narrow_size=(3.6, 6.8),
     )
 
 
-def readout_scatter(target: np.ndarray, predictions: dict[str, np.ndarray], errors: dict[str, float], title: str):
-    """V = K 实验的散点图：横轴是正确答案，纵轴是"读者"的回答；落在对角线上 = 答对。
+# ---------------------------------------------------------------- 换一副提问眼镜前后（静态）
+
+class _SwappedView:
+    """两张注意力热力图（宽版并排，窄版上下）：原来的 W_Q 与换过的 W_Q 给出的权重。"""
+
+    def __init__(self, fig, axes, layout, weights, swapped, tokens, titles, note):
+        for ax, w, title in zip(axes, (weights, swapped), titles):
+            attention_heatmap(w, list(tokens), ax=ax, title=title)
+            ax.title.set_fontsize(TITLE_PT)
+        fig.suptitle(f"（{note}）", fontsize=TITLE_PT)
+        self.drawn = {"weights": weights, "swapped": swapped}
+
+    def update(self):
+        return dict(self.drawn)
+
+
+def _attention_matrix(w: object, name: str, tokens: tuple) -> np.ndarray:
+    w = check.as_real_array(w, name, min_ndim=2)
+    T = len(tokens)
+    if w.shape != (T, T):
+        raise ValueError(f"{name} 的形状必须是 (T, T) = ({T}, {T})（tokens 有 {T} 个词），收到的是 {w.shape}。")
+    if w.min() < 0 or w.max() > 1:
+        raise ValueError(f"{name} 是注意力权重，每个数都应在 [0, 1] 之内，收到的最小 {w.min() + 0.0:.3g}、最大 {w.max() + 0.0:.3g}。")
+    return w
+
+
+def swapped_glasses(weights: np.ndarray, swapped: np.ndarray, tokens,
+                    titles=("原来的提问眼镜 $W_Q$", "两列对调后的 $W_Q$"),
+                    note: str = "手工设计的示意，不是训练所得"):  # 静态图：不标 -> Explorable（那是 CATALOG 的登记标志）
+    """第 3 章：同一句话、同样的 K，只换提问眼镜 W_Q，注意力权重怎么变（静态图，两张热力图，两种版式）。
+
+    Parameters
+    ----------
+    weights, swapped : ndarray of shape (T, T)
+        换眼镜前、后的注意力权重，每个数在 [0, 1] 之内。
+    tokens : list of str, length T
+        句子里的词。
+    titles : pair of str
+        两张热力图的标题。
+    note : str
+        整张图的标题（默认说明权重是手工设计的）。
+
+    Returns
+    -------
+    Explorable
+        没有滑块的 Explorable（静态图）；``update()`` 返回 ``weights`` 和 ``swapped``。
+
+    Raises
+    ------
+    TypeError, ValueError
+        权重不是有限实数的 (T, T) 方阵、有数不在 [0, 1] 之内；``tokens`` 不是字符串列表；
+        ``titles`` 不是两个非空字符串；``note`` 不是非空字符串。
+    """
+    tokens = check.string_list(tokens, "tokens")
+    weights, swapped = _attention_matrix(weights, "weights", tokens), _attention_matrix(swapped, "swapped", tokens)
+    if not isinstance(titles, (list, tuple)) or len(titles) != 2:
+        raise TypeError(f"titles 必须是两个字符串（两张热力图的标题），收到的是 {check.describe(titles)}。")
+    titles = tuple(_nonempty_text(t, f"titles[{i}]") for i, t in enumerate(titles))
+    note = _nonempty_text(note, "note")
+    return Explorable(
+        view=_SwappedView, sliders=[],
+        data={"weights": weights, "swapped": swapped, "tokens": tokens, "titles": titles, "note": note},
+        title="换一副提问眼镜前后的注意力",
+        alt=(f"两张注意力热力图（{'、'.join(tokens)}）：左（手机上是上）是{titles[0]}，右（下）是{titles[1]}；"
+             "行是提问的词，列是被看的词，颜色越亮权重越大，每个格子里写着权重。").replace("$", ""),
+        size=(6.8, 3.3), ncols=2, narrow_size=(3.6, 6.6),
+    )
+
+
+def _nonempty_text(s: object, name: str) -> str:
+    if not isinstance(s, str) or not s.strip():
+        raise (TypeError if not isinstance(s, str) else ValueError)(
+            f"{name} 必须是非空的字符串（写在图上），收到的是 {check.describe(s)}。")
+    return s
+
+
+# ---------------------------------------------------------------- V = K 实验的读出散点图（静态）
+
+MAX_PANELS = 3  # 宽版横排：再多每个子图就不到 2.3 英寸宽
+
+
+class _ReadoutView:
+    """每种做法一个散点子图（宽版横排，窄版竖排）：横轴是正确答案，纵轴是读者的回答。"""
+
+    def __init__(self, fig, axes, layout, target, predictions, errors, title):
+        xlabel = "正确答案：书的页数（标准化）"
+        for ax, (name, pred) in zip(axes, predictions.items()):
+            scatter_vs_target(target, pred, ax=ax, title=f"{name}\n读出误差 = {errors[name]:.3f}", color=Q_COLOR,
+                              xlabel=xlabel, ylabel="读者的回答")
+            ax.title.set_fontsize(TITLE_PT)
+        fig.suptitle(_wrap_title(title) if layout.narrow else title, fontsize=TITLE_PT)
+        self.drawn = {"target": target, **{f"prediction:{name}": pred for name, pred in predictions.items()}}
+
+    def update(self):
+        return dict(self.drawn)
+
+
+BREAK_AFTER, BREAK_BEFORE = "，。？！；：、）”", "（“"  # 标题在这些标点后面（前面）断行
+
+
+def _wrap_title(title: str, max_chars: int = 16) -> str:
+    """手机上的标题：超过 ``max_chars`` 个字时，在最靠近中间的标点处断成两行（已有换行就不动）。
+
+    >>> _wrap_title("“借到的书有几页？”每个点是一个书架（书的坐标为讲解设计）")
+    '“借到的书有几页？”每个点是一个书架\\n（书的坐标为讲解设计）'
+    """
+    if "\n" in title or len(title) <= max_chars:
+        return title
+    spots = [i + 1 for i, ch in enumerate(title[:-1]) if ch in BREAK_AFTER]
+    spots += [i for i, ch in enumerate(title) if ch in BREAK_BEFORE and i > 0]
+    cut = min(spots, key=lambda i: abs(i - len(title) / 2)) if spots else len(title) // 2
+    return f"{title[:cut]}\n{title[cut:]}"
+
+
+def readout_scatter(target: np.ndarray, predictions: dict[str, np.ndarray], errors: dict[str, float],
+                    title: str):  # 静态图：不标 -> Explorable（见 swapped_glasses）
+    """V = K 实验的散点图：横轴是正确答案，纵轴是"读者"的回答；落在对角线上 = 答对（静态图，两种版式）。
 
     Parameters
     ----------
     target : ndarray of shape (N,)
     predictions : dict of 名字 -> ndarray of shape (N,)
-        每种做法一个子图。
+        每种做法一个子图（宽版横排，手机上竖排）。
     errors : dict of 名字 -> float
         每种做法的读出误差（写在子图标题里）。
     title : str
-        整张图的标题。
+        整张图的标题；手机上超过 16 个字时在靠近中间的标点后面断成两行。
 
     Returns
     -------
-    BookFigure
+    Explorable
+        没有滑块的 Explorable（静态图）；``update()`` 返回 ``target`` 和每种做法的 ``prediction:名字``。
 
     Raises
     ------
     TypeError, ValueError
-        ``predictions`` 不是非空字典（最多 6 个子图）、``errors`` 缺少某个名字或不是有限实数；
-        数组的问题（NaN、长度不一）由 ``scatter_vs_target`` 报出。
+        ``predictions`` 不是非空字典（最多 3 个子图）、``errors`` 缺少某个名字或不是有限实数；
+        ``title`` 不是非空字符串；数组有 NaN/inf 或长度与 ``target`` 不一。
     """
     _check_readout(predictions, errors)
-    fig, axes = new_figure(4.2 * len(predictions), 4.0, ncols=len(predictions))
-    for ax, (name, pred) in zip(axes, predictions.items()):
-        scatter_vs_target(target, pred, ax=ax, title=f"{name}\n读出误差 = {errors[name]:.3f}", color=Q_COLOR,
-                          xlabel="正确答案：借到的书的页数（标准化）", ylabel="读者的回答")
-    fig.suptitle(title)
-    return fig
+    title = _nonempty_text(title, "title")
+    target = check.as_real_array(target, "target")
+    preds = {}
+    for name, pred in predictions.items():
+        pred = check.as_real_array(pred, f"predictions[{name!r}]")
+        if target.ndim != 1 or pred.shape != target.shape:
+            raise ValueError(f"predictions[{name!r}] 必须与 target 是同样长的一维数组，"
+                             f"收到 {pred.shape} 和 {target.shape}。")
+        preds[name] = pred
+    n = len(preds)
+    names = "、".join(preds)
+    return Explorable(
+        view=_ReadoutView, sliders=[],
+        data={"target": target, "predictions": preds, "errors": {k: float(errors[k]) for k in preds}, "title": title},
+        title=title,
+        alt=(f"{n} 张散点图（{names}）：横轴是正确答案（借到的书的页数），纵轴是读者的回答，落在虚线 y = x 上就是答对；"
+             + "；".join(f"{k} 的读出误差 {float(errors[k]):.3f}" for k in preds) + "。"),
+        size=(6.8, 4.0) if n == 2 else (6.8, round(6.8 / n + 1.0, 2)), ncols=n,
+        narrow_size=(3.6, round(3.3 * n + 0.5, 2)),
+    )
 
 
 def _check_readout(predictions: object, errors: object) -> None:
-    if not isinstance(predictions, dict) or not 1 <= len(predictions) <= 6:
-        raise TypeError(f"predictions 必须是有 1 到 6 项的字典 {{名字: 一维数组}}，收到的是 {check.describe(predictions)}。")
+    if not isinstance(predictions, dict) or not 1 <= len(predictions) <= MAX_PANELS:
+        raise TypeError(f"predictions 必须是有 1 到 {MAX_PANELS} 项的字典 {{名字: 一维数组}}，收到的是 {check.describe(predictions)}。")
     if not isinstance(errors, dict):
         raise TypeError(f"errors 必须是字典 {{名字: 读出误差}}，收到的是 {check.describe(errors)}。")
     for name in predictions:
@@ -259,12 +406,15 @@ def _check_readout(predictions: object, errors: object) -> None:
 class _LearnedGlassesView:
     """左：训练到第 step 步时学出的眼镜给出的注意力；右：第 3 章设计的眼镜给出的注意力（目标）。"""
 
-    def __init__(self, fig, axes, run, example):
+    def __init__(self, fig, axes, layout, run, example):
         self.run = run
         tokens = example["tokens"]
         self.learned = attention_heatmap(np.zeros((3, 3)), tokens, ax=axes[0], title="从随机眼镜开始训练")
         attention_heatmap(example["target"], tokens, ax=axes[1], title="第 3 章设计的眼镜（目标）")
-        self.suptitle = fig.suptitle(" ", fontsize=10)
+        for ax in axes:
+            ax.title.set_fontsize(TITLE_PT)
+        self.narrow = layout.narrow
+        self.suptitle = fig.suptitle(" ", fontsize=TITLE_PT)
         self.artists = [*self.learned.artists, self.suptitle]
 
     def update(self, step):
@@ -272,9 +422,11 @@ class _LearnedGlassesView:
         i = run.at(step)
         s = int(run["checkpoint_steps"][i])
         self.learned.set_values(run["weights"][i])
-        self.suptitle.set_text(f"第 {s} 步：交叉熵损失 {run['losses'][s]:.3f}"
-                               f"（最低可到 {run['losses'][-1]:.3f}，即目标本身的熵）；"
-                               f"“吃”分给“小猫” {run['weights'][i][1, 0]:.2f}")
+        loss, share = run["losses"][s], run["weights"][i][1, 0]
+        self.suptitle.set_text(
+            f"第 {s} 步：损失 {loss:.3f}（最低 {run['losses'][-1]:.3f}）\n“吃”分给“小猫” {share:.2f}" if self.narrow
+            else f"第 {s} 步：交叉熵损失 {loss:.3f}（最低可到 {run['losses'][-1]:.3f}，即目标本身的熵）\n"
+                 f"“吃”分给“小猫” {share:.2f}")
         return {"weights": run["weights"][i], "loss": np.array([run["losses"][s]])}
 
 
@@ -291,6 +443,6 @@ def learned_glasses(run: object = None, seed: int = 0) -> Explorable:
         data={"run": run, "example": example},
         sliders=[Slider("step", steps, label="训练步数", default=steps[-1])],
         title="眼镜是练出来的：从随机 W_Q、W_K 学出第 3 章的注意力（目标是设计的）",
-        alt="训练第 {step} 步时，学出的眼镜给出的注意力权重（左），与第 3 章设计的眼镜给出的注意力（右）。",
-        size=(9.0, 4.0), ncols=2,
+        alt="训练第 {step} 步时，学出的眼镜给出的注意力权重（左，手机上是上），与第 3 章设计的眼镜给出的注意力（右，手机上是下）。",
+        size=(6.8, 3.4), ncols=2, narrow_size=(3.6, 6.6),
     )

@@ -6,10 +6,11 @@ from __future__ import annotations
 import numpy as np
 from matplotlib.collections import LineCollection
 from matplotlib.patches import Circle, Rectangle
+from matplotlib.ticker import MaxNLocator
 
+from .. import _validation as check
 from ..core.positional import positional_frequencies, sinusoidal_positional_encoding
 from ..lessons.positions import binary_bits, offset_dot, rope_score_matrix
-from .. import _validation as check
 from ..plot.figure import CMAP
 from ..widgets.explorable import Explorable, Slider
 
@@ -19,51 +20,80 @@ SIN_COLOR, COS_COLOR = "#31688e", "#b5367a"
 T_GRID, D_GRID, POS_GRID = (16, 32, 64), (16, 32, 64), (0, 5, 10, 15)
 
 
-def _pointer(ax, text, col, xytext, zorder, relpos=(0.0, 0.0)):
-    """一支从文字指向第 ``col`` 列顶端的箭头（表的上方留了一条空白带放这些文字，与热力图不重叠）。"""
-    return ax.annotate(text, xy=(col, -0.5), xytext=xytext, fontsize=7.5, ha="center", va="center", zorder=zorder,
+def _pointer(ax, text, col, xytext, ha, zorder):
+    """一支从文字指向第 ``col`` 列顶端的箭头（表的上方留了一条空白带放这些文字，与热力图不重叠）。
+
+    箭头从文字底边靠 ``ha`` 那一角出发（左对齐从左下角，右对齐从右下角）。
+    """
+    return ax.annotate(text, xy=(col, -0.5), xytext=xytext, fontsize=9, ha=ha, va="bottom", zorder=zorder,
                        arrowprops=dict(arrowstyle="->", color="0.2", lw=1, shrinkA=0, shrinkB=0, patchA=None,
-                                       relpos=relpos))
+                                       relpos=(1.0 if ha == "right" else 0.0, 0.0)))
+
+
+def _pe_formula(d_model, narrow):
+    """总标题：正弦位置编码的公式（``d_model`` 写进 ω_i 的指数里）。"""
+    sin, cos = r"$PE[p, 2i] = \sin(p\,\omega_i)$", r"$PE[p, 2i{+}1] = \cos(p\,\omega_i)$"
+    omega = rf"$\omega_i = 1/10000^{{2i/{d_model}}}$"
+    if narrow:
+        return f"正弦位置编码（按公式算出，不是训练的）\n{sin}，{cos}\n{omega}"
+    return f"正弦位置编码（按公式算出，不是训练的）\n{sin}，{cos}，{omega}"
 
 
 class _TableView:
-    """左：PE 表热力图（行 = 位置 p，列 = 维度）；中：几列随位置变化的曲线；右：选中位置的整条向量。"""
+    """PE 表热力图（行 = 位置 p，列 = 维度）、几列随位置变化的曲线、选中位置的整条向量。
 
-    def __init__(self, fig, axes, tables):
-        self.tables, self.axes = tables, axes
+    宽版：热力图在左占两行，曲线和向量在右边上下排；窄版：三张从上到下。
+    """
+
+    def __init__(self, fig, axes, layout, tables):
+        self.tables, self.axes, self.narrow = tables, axes, layout.narrow
         heat, curves, vec = axes
+        if layout.narrow:
+            axes[0].get_subplotspec().get_gridspec().set_height_ratios((1.45, 1, 1))
+        else:
+            grid = fig.add_gridspec(2, 2, width_ratios=(1.05, 1))
+            for ax, spec in zip(axes, (grid[:, 0], grid[0, 1], grid[1, 1])):
+                ax.set_subplotspec(spec)
         self.image = heat.imshow(np.zeros((2, 2)), cmap=CMAP, vmin=-1, vmax=1, aspect="auto", interpolation="nearest")
-        fig.colorbar(self.image, ax=heat, shrink=0.8)
+        fig.colorbar(self.image, ax=heat, shrink=0.8, ticks=(-1, -0.5, 0, 0.5, 1))
         self.row = heat.axhline(0, color="white", lw=1.5, ls="--")
         heat.set_xlim(-0.5, max(D_GRID) - 0.5)
-        heat.set_ylim(max(T_GRID) - 0.5, -14)  # 上方留一条空白带写箭头的说明
+        self.band = band = 20 if layout.narrow else 15  # 上方留一条空白带（约 0.55 英寸）写箭头的说明
+        heat.set_ylim(max(T_GRID) - 0.5, -band)
         heat.set_yticks([0, 16, 32, 48, 63])
+        heat.set_xticks([0, 16, 32, 48, 63])
         # 前两支箭头不变，放在热力图下层（zorder -1），拖动时不必重画；最后一对的箭头随 d_model 移动
-        _pointer(heat, "2i = 0：sin\n(i = 0)", 0, (6, -10), -1)
-        _pointer(heat, "2i+1 = 1：cos", 1, (14, -4), -1)
-        self.last_pair = _pointer(heat, " ", 30, (44, -10), 3, relpos=(0.5, 0.0))
+        _pointer(heat, "第 0 列：sin", 0, (0, -0.65 * band), "left", -1)
+        _pointer(heat, "第 1 列：cos", 1, (5, -0.25 * band), "left", -1)
+        # 最后一对的箭头随 d_model 移动：表宽时说明写在箭头左边（右对齐），表窄时写在右边；两支备好，只显示一支
+        self.last_pairs = {ha: _pointer(heat, " ", 30, (63, -0.25 * band), ha, 3) for ha in ("left", "right")}
         heat.set_ylabel("位置 p（第几个词）")
-        heat.set_xlabel("维度下标：偶数列 2i 放 sin，奇数列 2i+1 放 cos")
-        styles = [("第 0 维：i=0 的 sin（最快）", SIN_COLOR, "-"), ("第 1 维：i=0 的 cos", COS_COLOR, "-"),
-                  ("第 2 维：i=1 的 sin", SIN_COLOR, "--"), ("中间一对的 sin（慢）", "#35b779", "-")]
+        heat.set_xlabel("维度：偶数列 2i 放 sin\n奇数列 2i+1 放 cos")
+        styles = [("第 0 维 sin", SIN_COLOR, "-"), ("第 1 维 cos", COS_COLOR, "-"),
+                  ("第 2 维 sin", SIN_COLOR, "--"), ("中间 sin（慢）", "#35b779", "-")]
         self.lines = [curves.plot([], [], ls, color=c, lw=1.6, label=lab)[0] for lab, c, ls in styles]
-        self.cursor = curves.axvline(0, color="0.3", lw=1, ls=":")
-        curves.set_ylim(-1.15, 1.6)
+        self.cursor = curves.plot([], [], color="0.3", lw=1, ls=":")[0]  # 只画在曲线的范围里，不穿过图例
+        curves.set_ylim(-1.15, 2.25)
+        curves.set_yticks([-1, 0, 1])
         curves.set_xlim(0, max(T_GRID) - 1)
         curves.set_xlabel("位置 p")
-        curves.legend(loc="upper right", fontsize=7, ncol=2).set_zorder(0.5)  # 图例在曲线下层：拖动时不重画它
+        curves.set_title("几列随位置变化的曲线", fontsize=10)
+        curves.legend(loc="upper center", fontsize=9, ncol=2, handlelength=1.5, columnspacing=1.0,
+                      borderaxespad=0.2).set_zorder(0.5)  # 图例在曲线下层：拖动时不重画它
         self.stems = LineCollection([], colors="0.6", lw=1, zorder=2)
         vec.add_collection(self.stems)
-        self.sin_dots = vec.plot([], [], "o", color=SIN_COLOR, ms=3.5, label="sin（偶数维 2i）")[0]
-        self.cos_dots = vec.plot([], [], "s", color=COS_COLOR, ms=3.5, label="cos（奇数维 2i+1）")[0]
+        self.sin_dots = vec.plot([], [], "o", color=SIN_COLOR, ms=3.5, label="sin：偶数维")[0]
+        self.cos_dots = vec.plot([], [], "s", color=COS_COLOR, ms=3.5, label="cos：奇数维")[0]
         vec.axhline(0, color="0.7", lw=0.8)
-        vec.set_ylim(-1.15, 1.6)
+        vec.set_ylim(-1.15, 2.0)
+        vec.set_yticks([-1, 0, 1])
         vec.set_xlim(-1, max(D_GRID))
         vec.set_xlabel("维度下标")
-        vec.legend(loc="upper right", fontsize=7).set_zorder(0.5)
-        self.suptitle = fig.suptitle(" ")
+        vec.legend(loc="upper center", fontsize=9, ncol=2, handlelength=1.0, columnspacing=1.0,
+                   borderaxespad=0.2).set_zorder(0.5)
+        self.suptitle = fig.suptitle(" ", fontsize=10)
         self.artists = [self.image, self.row, *self.lines, self.cursor, self.stems, self.sin_dots, self.cos_dots,
-                        self.last_pair, *(ax.title for ax in axes), self.suptitle]
+                        *self.last_pairs.values(), heat.title, vec.title, self.suptitle]
 
     def update(self, T, d_model, position):
         T, d_model, p = int(T), int(d_model), int(round(float(position)))
@@ -71,24 +101,25 @@ class _TableView:
         heat, curves, vec = self.axes
         self.image.set_data(pe)
         self.image.set_extent((-0.5, d_model - 0.5, T - 0.5, -0.5))
-        last = self.last_pair
+        ha = "right" if d_model > 32 else "left"
+        for side, arrow in self.last_pairs.items():
+            arrow.set_visible(side == ha)
+        last = self.last_pairs[ha]
         last.xy = (d_model - 2, -0.5)
-        last.set_position((min(max(d_model + 10, 34), 52), -9))
+        last.set_position((63 if ha == "right" else max(d_model + 2, 30), -0.25 * self.band))  # 不挤到左边两支箭头
         last.set_text(f"最后一对 i = {d_model // 2 - 1}：\n第 {d_model - 2}、{d_model - 1} 列")
         self.row.set_ydata([p, p])
         heat.set_title(f"PE 表：{T} 个位置 × {d_model} 维", fontsize=10)
         pos = np.arange(T)
         for line, col in zip(self.lines, (0, 1, 2, 2 * (d_model // 4))):
             line.set_data(pos, pe[:, col])
-        self.cursor.set_xdata([p, p])
-        curves.set_title("每一维随位置变化的曲线", fontsize=10)
+        self.cursor.set_data([p, p], [-1.1, 1.1])
         dims = np.arange(d_model)
         self.stems.set_segments([[(j, 0), (j, v)] for j, v in zip(dims, pe[p])])
         self.sin_dots.set_data(dims[0::2], pe[p, 0::2])
         self.cos_dots.set_data(dims[1::2], pe[p, 1::2])
         vec.set_title(f"位置 p = {p} 的编码向量", fontsize=10)
-        self.suptitle.set_text(f"正弦位置编码（按公式算出，不是训练的）：PE[p, 2i] = sin(p·ω_i)，PE[p, 2i+1] = cos(p·ω_i)，"
-                               f"ω_i = 1/10000^(2i/{d_model})")
+        self.suptitle.set_text(_pe_formula(d_model, self.narrow))
         return {"pe": pe, "vector": pe[p].copy(), "curves": np.stack([pe[:, c] for c in (0, 1, 2, 2 * (d_model // 4))])}
 
 
@@ -109,13 +140,12 @@ def pe_table(base: float = 10000.0) -> Explorable:
     return Explorable(
         view=_TableView,
         data={"tables": tables},
-        sliders=[Slider("T", T_GRID, label="序列长度 T", default=32),
-                 Slider("d_model", D_GRID, label="维度 d_model", default=32),
+        sliders=[Slider("T", T_GRID, label="序列长度 T", default=64),
+                 Slider("d_model", D_GRID, label="维度 d_model", default=64),
                  Slider("position", POS_GRID, label="位置 p", default=5, continuous=True)],
         title="正弦位置编码表（按公式算出）",
         alt="按公式算出的正弦位置编码：{T} 个位置 × {d_model} 维的热力图，几列随位置变化的曲线，以及位置 {position} 的向量。",
-        size=(13.0, 4.2),
-        ncols=3,
+        size=(6.8, 4.6), ncols=3, narrow_size=(3.6, 8.6),
     )
 
 
@@ -130,51 +160,99 @@ def _blank(ax) -> None:
         spine.set_visible(False)
 
 
-class _ClockView:
-    """左：d_model = 16 的 8 根指针，指针尖的坐标 = (sin, cos) = (PE[p, 2i], PE[p, 2i+1])；右：5 位二进制计数器。"""
+def _inch_axes(ax, size, box) -> None:
+    """把子图放在图上的 ``box`` = (左, 上, 宽, 高)（英寸，从左上角量），坐标就用英寸、y 朝下：排版可控，字号不随图缩放。"""
+    (W, H), (x0, y0, w, h) = size, box
+    ax.set_position((x0 / W, 1 - (y0 + h) / H, w / W, h / H))
+    ax.set_xlim(x0, x0 + w)
+    ax.set_ylim(y0 + h, y0)
+    ax.set_autoscale_on(False)
+    ax.patch.set_visible(False)  # 不画白底：两块挨着时，后画的一块不会盖住前一块伸出来的字
+    _blank(ax)
 
-    def __init__(self, fig, axes, omega, bits):
-        self.omega, self.bits = omega, bits
+
+def _clock_plan(narrow: bool) -> dict:
+    """指针图的排版（英寸，y 朝下）：每根指针的圆心和半径，计数器每一位格子的左上角，各段文字的位置。
+
+    宽版：左边 2 行 × 4 根指针，右边计数器竖着排（高位在上，从上往下读就是二进制）；
+    窄版：3 根一行、指针更大，计数器在下面横着排（高位在左）。第 j 位在 ``bits[j]``（低位在前）。
+    """
+    if narrow:
+        centers = [(0.62 + 1.18 * (i % 3), 1.5 + 1.38 * (i // 3)) for i in range(CLOCK_D // 2)]
+        return {"size": (3.6, 6.3), "r": 0.45, "cell": 0.5, "clocks": (0, 0, 3.6, 4.95), "counter": (0, 4.95, 3.6, 1.35),
+                "centers": centers, "bits": [(0.27 + 0.64 * (CLOCK_BITS - 1 - j), 5.35) for j in range(CLOCK_BITS)],
+                "title": "8 根指针（按公式算出）\n快指针像二进制的低位，慢指针像高位", "subtitle": (1.8, 0.62),
+                "counter_title": (1.8, 5.02, "center"), "key": (0.62 + 1.18 * 2, 1.5 + 1.38 * 2)}
+    centers = [(0.6 + 1.05 * (i % 4), 1.42 + 1.42 * (i // 4)) for i in range(CLOCK_D // 2)]
+    return {"size": (6.8, 3.65), "r": 0.4, "cell": 0.42, "clocks": (0, 0, 4.35, 3.65), "counter": (4.35, 0, 2.45, 3.65),
+            "centers": centers, "bits": [(4.55, 0.85 + 0.5 * (CLOCK_BITS - 1 - j)) for j in range(CLOCK_BITS)],
+            "title": "8 根指针（按公式算出）：快指针像二进制的低位，慢指针像高位", "subtitle": (2.15, 0.42),
+            "counter_title": (4.55, 0.42, "left"), "key": None}
+
+
+class _ClockView:
+    """d_model = 16 的 8 根指针（指针尖 = (sin, cos) = (PE[p, 2i], PE[p, 2i+1])，12 点钟 = 位置 0）和 5 位二进制计数器。
+
+    排版见 ``_clock_plan``；两块都用英寸作坐标（``_inch_axes``）。
+    """
+
+    def __init__(self, fig, axes, layout, omega, bits):
+        self.omega, self.bits, self.narrow = omega, bits, layout.narrow
+        plan = self.plan = _clock_plan(layout.narrow)
+        fig.set_layout_engine("none")  # 自己排版
         clocks, counter = axes
-        self.centers = [(2.4 * (i % 4), -3.3 * (i // 4)) for i in range(len(omega))]
-        self.hands, self.turns = [], []
-        for i, (cx, cy) in enumerate(self.centers):
-            clocks.add_patch(Circle((cx, cy), 1.0, fill=False, color="0.6", lw=1))
-            clocks.plot([cx], [cy + 1.0], "|", color="0.4", ms=6, zorder=1.5)  # 12 点钟 = 位置 0
-            # 不变的文字放在指针下层（与指针不重叠），拖动时不必重画
-            clocks.text(cx, cy + 1.25, f"i={i}（第 {2 * i}、{2 * i + 1} 维）", ha="center", fontsize=7.5, zorder=1.5)
-            self.hands.append(clocks.plot([cx, cx], [cy, cy + 0.9], color=SIN_COLOR, lw=2.5)[0])
-            self.turns.append(clocks.text(cx, cy - 1.12, "", ha="center", va="top", fontsize=7.5))
-        clocks.set_xlim(-1.3, 8.5)
-        clocks.set_ylim(-5.0, 1.6)
-        clocks.set_aspect("equal")
-        _blank(clocks)
-        clocks.set_title("8 根指针：指针尖 = (sin, cos)，各转各的速度", fontsize=10)
-        self.cells, self.digits = [], []
-        for j in range(bits.shape[1]):
-            self.cells.append(counter.add_patch(Rectangle((j, 0), 0.9, 0.9, color="0.85")))
-            self.digits.append(counter.text(j + 0.45, 0.45, "0", ha="center", va="center", fontsize=14))
-            counter.text(j + 0.45, -0.2, f"第 {j} 位\n每 {2 ** j} 格翻转", ha="center", va="top", fontsize=7.5, zorder=0.5)
-        counter.set_xlim(-0.2, bits.shape[1])
-        counter.set_ylim(-2.0, 2.4)
-        _blank(counter)
-        self.counter_title = counter.set_title(" ", fontsize=10)
-        fig.suptitle("8 根指针（按公式算出）：快指针（左上）像二进制的低位，慢指针（右下）像高位")  # 不随滑块变
-        self.artists = [*self.hands, *self.turns, *self.cells, *self.digits, self.counter_title]
+        _inch_axes(clocks, plan["size"], plan["clocks"])
+        _inch_axes(counter, plan["size"], plan["counter"])
+        r = plan["r"]
+        fig.text(0.5, 1 - 0.06 / plan["size"][1], plan["title"], ha="center", va="top", fontsize=10.5)
+        clocks.text(*plan["subtitle"], "第 i 根指针 = 第 2i、2i+1 维" + ("" if layout.narrow else "；指针尖 = (sin, cos)"),
+                    ha="center", va="top", fontsize=9.5, color="0.25", zorder=-1)
+        self.hands, self.tips, self.turns = [], [], []
+        for i, (cx, cy) in enumerate(plan["centers"]):  # 不变的圆、刻度和文字画在指针下层，拖动时不必重画
+            clocks.add_patch(Circle((cx, cy), r, fill=False, color="0.6", lw=1.2, zorder=-1))
+            clocks.plot([cx, cx], [cy - r, cy - 0.85 * r], color="0.4", lw=1.5, zorder=-1)  # 12 点钟 = 位置 0
+            clocks.text(cx, cy - r - 0.06, f"i = {i}", ha="center", va="bottom", fontsize=10, zorder=-1)
+            self.hands.append(clocks.plot([cx, cx], [cy, cy - r], color=SIN_COLOR, lw=3.2 if layout.narrow else 2.6,
+                                          solid_capstyle="round")[0])
+            self.tips.append(clocks.plot([cx], [cy - r], "o", color=COS_COLOR, ms=5)[0])
+            self.turns.append(clocks.text(cx, cy + r + 0.06, "", ha="center", va="top", fontsize=9))
+        if plan["key"]:  # 窄版第 9 格空着：写怎么读指针
+            clocks.text(*plan["key"], "指针尖：\n横坐标 = sin\n纵坐标 = cos\n顶上刻度 = 位置 0", ha="center", va="center",
+                        fontsize=9, color="0.25", linespacing=1.4, zorder=-1)
+        self.cells, self.digits, size = [], [], plan["cell"]
+        for j, (x, y) in enumerate(plan["bits"]):
+            self.cells.append(counter.add_patch(Rectangle((x, y), size, size, color="0.85")))
+            self.digits.append(counter.text(x + size / 2, y + size / 2, "0", ha="center", va="center", fontsize=14))
+            if layout.narrow:  # 格子下面写第几位、几步一翻；宽版写在格子右边
+                counter.text(x + size / 2, y + size + 0.05, f"第 {j} 位\n{2 ** j} 步一翻", ha="center", va="top",
+                             fontsize=9, zorder=-1)
+            else:
+                counter.text(x + size + 0.1, y + size / 2, f"第 {j} 位：每 {2 ** j} 步翻一次", va="center", fontsize=9,
+                             zorder=-1)
+        if not layout.narrow:
+            x, y = plan["bits"][0]
+            counter.text(x, y + size + 0.1, "从上往下读，就是 p 的二进制", va="top", fontsize=9, color="0.25", zorder=-1)
+        x, y, ha = plan["counter_title"]
+        self.counter_title = counter.text(x, y, " ", ha=ha, va="top", fontsize=10)
+        self.artists = [*self.hands, *self.tips, *self.turns, *self.cells, *self.digits, self.counter_title]
 
     def update(self, position):
         p = int(round(float(position)))
         angles = p * self.omega  # (8,)
         tips = np.stack([np.sin(angles), np.cos(angles)], axis=1)  # (8, 2) = PE[p] 按对排好
-        for hand, turn, (cx, cy), tip, a in zip(self.hands, self.turns, self.centers, tips, angles):
-            hand.set_data([cx, cx + 0.9 * tip[0]], [cy, cy + 0.9 * tip[1]])
+        r = 0.9 * self.plan["r"]
+        for hand, dot, turn, (cx, cy), tip, a in zip(self.hands, self.tips, self.turns, self.plan["centers"], tips,
+                                                     angles):
+            x, y = cx + r * tip[0], cy - r * tip[1]  # y 朝下：cos 为正时指针朝上
+            hand.set_data([cx, x], [cy, y])
+            dot.set_data([x], [y])
             turn.set_text(f"已转 {a / (2 * np.pi):.2f} 圈")
         bits = self.bits[p]  # (5,) 低位在前
         for cell, digit, b in zip(self.cells, self.digits, bits):
             cell.set_color("#fde725" if b else "0.85")
             digit.set_text(str(b))
         binary = "".join(str(b) for b in bits[::-1])
-        self.counter_title.set_text(f"位置 p = {p}，二进制 {binary}（书写时高位在前；图中低位在左）")
+        self.counter_title.set_text(f"位置 p = {p} → 二进制 {binary}")
         return {"tips": tips, "turns": angles / (2 * np.pi), "bits": bits.copy()}
 
 
@@ -190,9 +268,8 @@ def clock_hands() -> Explorable:
         data={"omega": positional_frequencies(CLOCK_D), "bits": binary_bits(len(CLOCK_POSITIONS), CLOCK_BITS)},
         sliders=[Slider("position", CLOCK_POSITIONS, label="位置 p", default=5, continuous=True)],
         title="位置编码的 8 根指针与二进制计数器",
-        alt="位置 {position}：d_model = 16 时 8 对 (sin, cos) 画成 8 根指针（按公式算出），右边是 5 位二进制计数器。",
-        size=(10.5, 4.0),
-        ncols=2,
+        alt="位置 {position}：d_model = 16 时 8 对 (sin, cos) 画成 8 根指针（按公式算出），旁边是 5 位二进制计数器。",
+        size=_clock_plan(False)["size"], ncols=2, narrow_size=_clock_plan(True)["size"],
     )
 
 
@@ -200,27 +277,30 @@ DOT_D_GRID, BASE_GRID, DOT_T = (8, 16, 32, 64, 128), (10.0, 100.0, 1000.0, 10000
 
 
 class _RelativeDotView:
-    """左：cos 相似度 PE(p)·PE(q) / (D/2) 的热力图（对角线上颜色相同）；右：它随相隔 k 的变化。"""
+    """余弦相似度 PE(p)·PE(p′) / (D/2) 的热力图（对角线上颜色相同）和它随相隔 k 的变化（宽版左右排，窄版上下排）。
 
-    def __init__(self, fig, axes, tables, curves):
-        self.tables, self.curves = tables, curves
+    第二个位置写 p′，不写 q：q 在书里是查询。
+    """
+
+    def __init__(self, fig, axes, layout, tables, curves):
+        self.tables, self.curves, self.narrow = tables, curves, layout.narrow
         heat, line = axes
         self.image = heat.imshow(np.zeros((DOT_T, DOT_T)), cmap=CMAP, vmin=-1, vmax=1, interpolation="nearest")
         fig.colorbar(self.image, ax=heat, shrink=0.8)
-        heat.set_xlabel("位置 q")
-        heat.set_ylabel("位置 p")
-        heat.set_title("PE(p)·PE(q) / (d_model/2)：只看 p - q", fontsize=10)
+        heat.set_xlabel("位置 $p'$")
+        heat.set_ylabel("位置 $p$")
+        heat.set_title(r"$PE(p)\cdot PE(p')\,/\,(d_{model}/2)$" + ("" if layout.narrow else r"：只看 $p - p'$"), fontsize=10)
         k = np.arange(DOT_T)
         self.k = k
         self.curve = line.plot(k, np.zeros(DOT_T), "o-", color=SIN_COLOR, ms=3, lw=1.5)[0]
         line.axhline(0, color="0.7", lw=0.8)
         line.set_xlim(0, DOT_T - 1)
         line.set_ylim(-1.05, 1.05)
-        line.set_xlabel("相隔 k = |p - q| 个位置")
+        line.set_xlabel(r"相隔 $k = |p - p'|$ 个位置")
         line.set_ylabel("余弦相似度")
         line.grid(alpha=0.3)
         self.line_title = line.set_title(" ", fontsize=10)
-        self.suptitle = fig.suptitle(" ")
+        self.suptitle = fig.suptitle(" ", fontsize=10.5)
         self.artists = [self.image, self.curve, self.line_title, self.suptitle]
 
     def update(self, d_model, base):
@@ -231,12 +311,13 @@ class _RelativeDotView:
         self.image.set_data(sim)
         self.curve.set_ydata(curve)
         self.line_title.set_text(f"相隔 1 个位置：{curve[1]:.2f}；相隔 10 个：{curve[10]:.2f}")
-        self.suptitle.set_text(f"d_model = {d_model}，base = {base:g}：位置编码的相似度只取决于相隔多远（按公式算出）")
+        self.suptitle.set_text(f"d_model = {d_model}，base = {base:g}" + ("\n" if self.narrow else "：")
+                               + "相似度只取决于相隔多远（按公式算出）")
         return {"similarity": sim, "curve": curve}
 
 
 def relative_dot() -> Explorable:
-    """第 6 章：拖动 d_model 和 base，看 PE(p)·PE(q) 只取决于 p - q，以及它怎样随相隔变远而变小。
+    """第 6 章：拖动 d_model 和 base，看 PE(p)·PE(p′) 只取决于 p - p′，以及它怎样随相隔变远而变小。
 
     Returns
     -------
@@ -251,8 +332,7 @@ def relative_dot() -> Explorable:
                  Slider("base", BASE_GRID, label="底数 base", default=10000.0)],
         title="位置编码的点积只看相隔多远",
         alt="d_model = {d_model}、base = {base} 时，48 个位置两两之间位置编码的余弦相似度热力图（按公式算出），以及它随相隔距离的变化。",
-        size=(10.0, 4.2),
-        ncols=2,
+        size=(6.8, 3.3), ncols=2, narrow_size=(3.6, 6.6),
     )
 
 
@@ -262,25 +342,27 @@ ROPE_T, ROPE_D, START_GRID, GAP_GRID = 32, 8, (0, 4, 8, 12, 16, 20, 24), (-4, -2
 class _RopeView:
     """左：RoPE 分数表 S[m, n]（同一对随机 q, k 放到每个位置），圈出 (m, n)；右：分数随 m - n 的变化。"""
 
-    def __init__(self, fig, axes, scores, plain):
-        self.scores, self.plain = scores, plain
+    def __init__(self, fig, axes, layout, scores, plain):
+        self.scores, self.plain, self.narrow = scores, plain, layout.narrow
         heat, line = axes
         image = heat.imshow(scores, cmap=CMAP, interpolation="nearest", zorder=0)  # 颜色范围 = 分数的最小到最大
         fig.colorbar(image, ax=heat, shrink=0.8)
         heat.set_xlabel("键的位置 n")
         heat.set_ylabel("查询的位置 m")
-        heat.set_title("rope(q)_m · rope(k)_n：每条对角线上都相同", fontsize=10)
+        heat.set_title(r"$\mathrm{rope}(q)_m\cdot\mathrm{rope}(k)_n$：每条对角线都相同", fontsize=10)
         self.mark = heat.plot([], [], "s", ms=9, mfc="none", mec="white", mew=2)[0]
         offsets = np.arange(-ROPE_T + 1, ROPE_T)  # m - n
         line.plot(offsets, [scores[max(o, 0), max(-o, 0)] for o in offsets], "-", color=SIN_COLOR, lw=1.5)
-        line.axhline(plain, color="0.5", lw=1, ls="--", label=f"不转时 q·k = {plain:.2f}")
+        line.axhline(plain, color="0.5", lw=1, ls="--", label=f"不转时 q·k = {plain:.2f}".replace("-", "−"))
         self.dot = line.plot([], [], "o", color=COS_COLOR, ms=9)[0]
-        line.set_xlabel("相差 m - n")
+        line.set_xlabel("相差 m − n")
         line.set_ylabel("分数")
         line.grid(alpha=0.3)
-        line.legend(loc="lower right", fontsize=8).set_zorder(0.5)
+        if layout.narrow:
+            line.yaxis.set_major_locator(MaxNLocator(4))  # 手机上少几个刻度
+        line.legend(loc="upper left", fontsize=9).set_zorder(0.5)  # 左上角空着；圆点只在 m − n ∈ [−4, 4] 里走
         self.line_title = line.set_title(" ", fontsize=10)
-        self.suptitle = fig.suptitle(" ")
+        self.suptitle = fig.suptitle(" ", fontsize=10.5)
         self.artists = [self.mark, self.dot, self.line_title, self.suptitle]
 
     def update(self, start, gap):
@@ -289,9 +371,11 @@ class _RopeView:
         score = float(self.scores[m, n])
         self.mark.set_data([n], [m])
         self.dot.set_data([m - n], [score])
-        self.line_title.set_text(f"m - n = {m - n}：分数 {score:.3f}")
-        self.suptitle.set_text(f"RoPE（随机的 q, k，d = {ROPE_D}）：查询在位置 m = {m}，键在位置 n = {n}——"
-                               "两个词一起往后挪，分数不变")
+        self.line_title.set_text(f"m − n = {m - n}：分数 {score:.3f}".replace("-", "−"))
+        if self.narrow:
+            self.suptitle.set_text(f"RoPE：查询在 m = {m}，键在 n = {n}\n两个词一起往后挪，分数不变")
+        else:
+            self.suptitle.set_text(f"RoPE（随机的 q, k，d = {ROPE_D}）：查询在 m = {m}，键在 n = {n}——两个词一起往后挪，分数不变")
         return {"scores": self.scores, "score": np.array([score]), "m": np.array([m]), "n": np.array([n])}
 
 
@@ -315,7 +399,6 @@ def rope_scores(seed: int = 0) -> Explorable:
         sliders=[Slider("start", START_GRID, label="靠前那个词的位置", default=0, continuous=True),
                  Slider("gap", GAP_GRID, label="相差 m - n", default=2, continuous=True)],
         title="RoPE 的分数只看相差几个位置",
-        alt="随机的查询和键经过 RoPE 后的分数表（32 × 32）：靠前的词在位置 {start}，查询与键相差 m - n = {gap}；右边是分数随相差的变化。",
-        size=(10.0, 4.2),
-        ncols=2,
+        alt="随机的查询和键经过 RoPE 后的分数表（32 × 32）：靠前的词在位置 {start}，查询与键相差 m - n = {gap}；另一张是分数随相差的变化。",
+        size=(6.8, 3.3), ncols=2, narrow_size=(3.6, 6.6),
     )

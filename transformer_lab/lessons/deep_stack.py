@@ -39,6 +39,13 @@ def _layer(x, p, num_heads, mode):
 def position_similarity(x: np.ndarray) -> float:
     """T 个位置的向量两两之间余弦相似度的平均（先减去各自的均值）。1 表示所有位置的"笔记"已经一模一样。
 
+    每一行先除以它的最大绝对值（余弦不变），所以 1e±200 量级的行也能算对。
+
+    Raises
+    ------
+    TypeError, ValueError
+        ``x`` 不是二维实数数组、为空、含 NaN/inf，或少于 2 行。
+
     Examples
     --------
     >>> position_similarity(np.array([[1.0, 2.0, 3.0], [2.0, 4.0, 6.1]]))      # 两行几乎同方向
@@ -48,7 +55,11 @@ def position_similarity(x: np.ndarray) -> float:
     """
     x = check.as_real_array(x, "x")
     check.check_shape(x, "x", (None, None), "（每行一个位置）")
-    centered = x - x.mean(axis=-1, keepdims=True)  # (T, D)
+    if x.shape[0] < 2:
+        raise ValueError(f"x 至少要有 2 行（两两比较的位置），收到的 shape={x.shape}。")
+    s = np.max(np.abs(x), axis=-1, keepdims=True)  # (T, 1) 先按行缩放：1e±200 的行平方后也不会上溢/下溢
+    y = x / np.where(s > 0, s, 1)  # (T, D)，每个数在 [-1, 1] 里
+    centered = y - y.mean(axis=-1, keepdims=True)  # (T, D)
     unit = centered / np.maximum(np.linalg.norm(centered, axis=-1, keepdims=True), 1e-300)  # (T, D)
     cos = unit @ unit.T  # (T, T)
     return round(float(cos[~np.eye(len(x), dtype=bool)].mean()), 4)

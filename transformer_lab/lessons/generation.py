@@ -7,7 +7,8 @@
     下一个字 = argmax(p)（贪心）或按 p 抽一个（采样；随机数只来自传入的 rng）
     前文 += 下一个字，回到第一行
 
-``generate`` 用第 7 章的 KV 缓存（每层一个，``core.decoder.decoder_layer_step``）：每一步只算新来的那个字。
+``generate`` 用第 7 章的 KV 缓存（每层一个）：提示词走带检查的 ``core.decoder.decoder_layer_step``，之后每一步只算
+新来的那个字，走不做检查的快路 ``decoder_token_step_fast``（参数在循环外检查过一次）。
 ``generate_recompute`` 每一步把整段前文重新过一遍所有层——结果相同（测试核对到 1e-12），只是慢得多。
 
 ``next_token_logits`` 给出一段提示词之后对下一个字的打分（第 9 章的概率条形图），``generation_trace`` 记下一次生成的
@@ -21,11 +22,19 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from .. import _validation as check
-from ..core.decoder import decoder_layer_step, decoder_layer_step_unchecked, layer_cache
-from ..core.encoder import check_layer_params
+from ..core.decoder import decoder_layer_step, decoder_token_step_fast, fast_layer_norm, layer_cache
 from ..core.decoding import next_token_probs
+from ..core.encoder import check_layer_params
 from .corpus import decode, encode
-from .tiny_gpt import NUM_HEADS, check_gpt, check_tokens, embed_unchecked, hidden_states, layer_params, output_vjp_unchecked
+from .tiny_gpt import (
+    NUM_HEADS,
+    check_gpt,
+    check_tokens,
+    embed_unchecked,
+    hidden_states,
+    layer_params,
+    output_vjp_unchecked,
+)
 
 __all__ = ["generate", "generate_recompute", "generate_text", "next_token_logits", "generation_trace",
            "checkpoint_samples"]
@@ -94,26 +103,29 @@ def generate(params: Mapping[str, np.ndarray], prompt: np.ndarray, num_new: int,
     True
     """
     prompt, n, rng, info = _check_generation(params, prompt, num_new, rng, temperature)
-    L, D, S = info["num_layers"], info["d_model"], prompt.size + n - 1
+    L, D, S, P = info["num_layers"], info["d_model"], prompt.size + n - 1, prompt.size
     layers = [check_layer_params(layer_params(params, layer), D) for layer in range(L)]  # 参数在循环外检查一次
-    caches = [layer_cache(S, D, num_heads) for _ in range(L)]
+    caches = [layer_cache(P, D, num_heads) for _ in range(L)]  # 提示词走带检查的一步
+    keys = np.zeros((L, num_heads, S, D // num_heads))  # (L, H, S, d_k) 之后的快路：每层的缓存就是这两个数组
+    values = np.zeros_like(keys)
     tokens, probs, attention = [], [], np.zeros((n, L, num_heads, S))  # (num_new, L, H, S)
     x = embed_unchecked(params, prompt)  # (P, D) 提示词一次读进去
+    for layer in range(L):
+        x, w = decoder_layer_step(x, layers[layer], num_heads, caches[layer])  # (P, D), (H, P, P)
+        keys[layer, :, :P], values[layer, :, :P] = caches[layer].keys, caches[layer].values  # (H, P, d_k)
+        attention[0, layer, :, :P] = w[:, -1]  # (H, P) 提示词最后一个字看前文
     for step in range(n):
-        for layer in range(L):
-            if step == 0 and layer == 0:  # 第一次走带检查的入口（头数、缓存的形状）；之后每一步直接计算
-                x, w = decoder_layer_step(x, layers[layer], num_heads, caches[layer])  # (P, D), (H, P, P)
-            else:
-                x, w = decoder_layer_step_unchecked(x, layers[layer], num_heads, caches[layer])  # (t, D), (H, t, S_now)
-            attention[step, layer, :, : w.shape[-1]] = w[:, -1]  # (H, S_now) 最新读进的那个字看前文
-        logits, _ = output_vjp_unchecked(params, x[-1])  # (V,)
+        if step > 0:  # 只读新来的 1 个字，走快路（decoder_token_step_fast，测试核对它与带检查的一步相同）
+            x = embed_unchecked(params, np.array(tokens[-1:]), start=P + step - 1)  # (1, D)
+            for layer in range(L):
+                x, w = decoder_token_step_fast(x, layers[layer], num_heads, keys[layer], values[layer], P + step - 1)
+                attention[step, layer, :, : P + step] = w[:, -1]  # (H, S_now) 最新读进的那个字看前文
+        logits = fast_layer_norm(x[-1], params["lnf_gamma"], params["lnf_beta"]) @ params["w_out"] + params["b_out"]
         p = next_token_probs(logits, temperature, top_k, top_p)  # (V,)
         tokens.append(_pick(p, rng, temperature == 0))
         probs.append(p)
-        if step < n - 1:
-            x = embed_unchecked(params, np.array(tokens[-1:]), start=prompt.size + step)  # (1, D) 只读新来的字
     return {"tokens": np.array(tokens), "probs": np.stack(probs), "attention": attention,
-            "cache_length": np.arange(prompt.size, S + 1)}
+            "cache_length": np.arange(P, S + 1)}
 
 
 def generate_recompute(params: Mapping[str, np.ndarray], prompt: np.ndarray, num_new: int,

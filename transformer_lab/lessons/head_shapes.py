@@ -50,6 +50,9 @@ def shape_trace(x: np.ndarray, w_q: np.ndarray, w_k: np.ndarray, w_v: np.ndarray
     """
     out, weights = multi_head_attention(x, w_q, w_k, w_v, w_o, num_heads)  # 也负责全部检查
     H = int(num_heads)
+    # 用检查过的浮点版本往下算：int8 的 x 直接 x @ w_q 会在 int8 里回绕 (wrap)
+    x, w_q, w_k, w_v, w_o = (check.as_real_array(a, n) for a, n in
+                             ((x, "x"), (w_q, "w_q"), (w_k, "w_k"), (w_v, "w_v"), (w_o, "w_o")))
     Q, K, V = x @ w_q, x @ w_k, x @ w_v  # (T, D)
     q, k, v = split(Q, H), split(K, H), split(V, H)  # (H, T, d_k)
     heads = weights @ v  # (H, T, d_k)

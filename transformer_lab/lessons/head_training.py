@@ -16,7 +16,7 @@
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Mapping
 
 import numpy as np
 
@@ -181,12 +181,18 @@ def relation_mass(weights: np.ndarray, prev: np.ndarray, partner: np.ndarray) ->
     Raises
     ------
     TypeError, ValueError
-        ``weights`` 不是 4 维实数数组，或 prev/partner 的形状与它不符。
+        ``weights`` 不是 4 维实数数组，prev/partner 不是整数位置数组、越界或形状与它不符，或没有一个位置的
+        partner 与 prev 不同。
     """
     weights = check.as_real_array(weights, "weights", min_ndim=4)
     N, H, T, S = weights.shape
-    check.check_shape(np.asarray(prev), "prev", (T,))
-    check.check_shape(np.asarray(partner), "partner", (N, T))
+    prev = check.token_ids(prev, "prev", T, f"句子只有 T={T} 个位置")  # 位置编号：整数、在 [0, T) 里
+    check.check_shape(prev, "prev", (T,))
+    partner = check.token_ids(partner, "partner", T, f"句子只有 T={T} 个位置")
+    check.check_shape(partner, "partner", (N, T))
+    if not np.any(partner != prev):
+        raise ValueError("每一行的搭档都恰好是前一个词：没有可以分清两种关系的位置，平均值会是 0/0。"
+                         "提示：至少要有一个位置的 partner 与 prev 不同。")
     on_prev = weights[:, :, np.arange(T), prev]  # (N, H, T)
     on_partner = np.take_along_axis(weights, partner[:, None, :, None], axis=-1)[..., 0]  # (N, H, T)
     distinct = np.broadcast_to((partner != prev)[:, None, :], on_prev.shape)  # (N, H, T)
@@ -200,7 +206,7 @@ def head_gap(params: dict[str, np.ndarray], num_heads: int) -> float:
     Raises
     ------
     TypeError, ValueError
-        权重不是方阵、D 不能被 num_heads 整除。
+        ``params`` 不是含四个权重的字典、权重不是实数矩阵、D 不能被 num_heads 整除。
 
     Examples
     --------
@@ -209,6 +215,9 @@ def head_gap(params: dict[str, np.ndarray], num_heads: int) -> float:
     1.0
     """
     H = check.positive_int(num_heads, "num_heads")
+    if not isinstance(params, Mapping) or any(n not in params for n in WEIGHT_NAMES):
+        got = sorted(map(str, params)) if isinstance(params, Mapping) else check.describe(params)
+        raise TypeError(f"params 必须是含 {', '.join(WEIGHT_NAMES)} 的字典，收到的是 {got}。")
     gap = 0.0
     for name in WEIGHT_NAMES:
         w = check.as_real_array(params[name], name, min_ndim=2)

@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterator, Mapping
 from types import MappingProxyType
 from typing import Any
@@ -136,7 +137,9 @@ def adam(params: dict, grads: dict, state: dict, lr: float, beta1: float = 0.9, 
     Raises
     ------
     ValueError
-        ``grads`` 与 ``params`` 的键不同，或 ``lr`` 不是正数。
+        ``grads`` 与 ``params`` 的键不同，``lr`` 或 ``eps`` 不是正数，``beta1``、``beta2`` 不在 [0, 1) 之内。
+    TypeError
+        ``lr``、``beta1``、``beta2``、``eps`` 不是实数。
 
     Examples
     --------
@@ -147,7 +150,8 @@ def adam(params: dict, grads: dict, state: dict, lr: float, beta1: float = 0.9, 
     >>> new["a"].round(4), new["b"].round(4), state["t"]
     (array([0.9]), array([0.9]), 1)
     """
-    lr = check.positive_real(lr, "lr")
+    lr, eps = check.positive_real(lr, "lr"), check.positive_real(eps, "eps")
+    beta1, beta2 = check.decay_rate(beta1, "beta1"), check.decay_rate(beta2, "beta2")
     if set(grads) != set(params):
         raise ValueError(f"grads 的键必须与 params 相同：params 有 {sorted(params)}，grads 有 {sorted(grads)}。")
     t = state.get("t", 0) + 1
@@ -160,8 +164,15 @@ def adam(params: dict, grads: dict, state: dict, lr: float, beta1: float = 0.9, 
 
 
 def adam_step(lr: float, beta1: float = 0.9, beta2: float = 0.999, eps: float = 1e-8) -> Callable:
-    """Adam 写成 ``train_loop`` 要的走法 ``step(params, grads, state)``。"""
-    lr = check.positive_real(lr, "lr")
+    """Adam 写成 ``train_loop`` 要的走法 ``step(params, grads, state)``。
+
+    Raises
+    ------
+    TypeError, ValueError
+        与 ``adam`` 相同（``lr``、``eps`` 是正实数，``beta1``、``beta2`` 在 [0, 1) 之内）：造走法时就检查，不必等到第一步。
+    """
+    lr, eps = check.positive_real(lr, "lr"), check.positive_real(eps, "eps")
+    beta1, beta2 = check.decay_rate(beta1, "beta1"), check.decay_rate(beta2, "beta2")
 
     def step(params, grads, state):
         return adam(params, grads, state, lr, beta1, beta2, eps)
@@ -190,16 +201,28 @@ def train_loop(params: Mapping[str, np.ndarray], loss_and_grads: Callable, step:
     Returns
     -------
     Run
-        ``losses`` (steps + 1,) 每一步更新前的损失（最后一个是训练完的损失）；``checkpoint_steps``；``checkpoints``。
+        ``losses`` (steps + 1,) 每一步更新前的损失（最后一个是训练完的损失）；``checkpoint_steps``；``checkpoints``；
+        ``seconds``：这次训练用了多少秒（结果存进硬盘缓存后，读出来的仍是当初训练时量的用时）。
 
     Raises
     ------
     TypeError, ValueError
-        ``steps``、``checkpoint_every`` 不是正整数；训练发散（停下并说明，不会存下 NaN 的检查点）。
+        ``steps``、``checkpoint_every`` 不是正整数；``params`` 不是 {名字: 实数数组} 的字典；``loss_and_grads``、
+        ``step`` 不是函数；训练发散（停下并说明，不会存下 NaN 的检查点）。
     """
     steps, every = check.positive_int(steps, "steps"), check.positive_int(checkpoint_every, "checkpoint_every")
+    if not isinstance(params, Mapping) or not params:
+        raise TypeError(f"params 必须是非空的字典 {{名字: 数组}}，收到的是 {check.describe(params)}。")
+    for name, w in params.items():
+        check.as_real_array(w, f"params[{name!r}]")
+    for fn, name in ((loss_and_grads, "loss_and_grads"), (step, "step")):
+        if not callable(fn):
+            raise TypeError(f"{name} 必须是函数，收到的是 {check.describe(fn)}。"
+                            + ("提示：loss_and_grads(params) 返回 (损失, 梯度字典)。" if name == "loss_and_grads"
+                               else "提示：用 sgd(lr) 或 adam_step(lr) 造一个。"))
     params, state = {name: np.array(w, dtype=float) for name, w in params.items()}, {}
     losses, saved, saved_steps = [], [], []
+    start = time.perf_counter()
     for i in range(steps + 1):
         loss, grads = loss_and_grads(params)
         check_not_diverged(loss, losses, i, getattr(step, "lr", "?"))
@@ -209,7 +232,7 @@ def train_loop(params: Mapping[str, np.ndarray], loss_and_grads: Callable, step:
             saved_steps.append(i)
         if i < steps:
             params, state = step(params, grads, state)
-    return Run(losses, saved_steps, saved)
+    return Run(losses, saved_steps, saved, seconds=time.perf_counter() - start)
 
 
 def gradient_descent(params: Mapping[str, np.ndarray], loss_and_grads: Callable, lr: float, steps: int,

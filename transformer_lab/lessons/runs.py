@@ -24,13 +24,13 @@ from functools import cache
 import numpy as np
 
 from .. import _validation as check
+from . import tiny_gpt
+from .corpus import load_corpus
 from .deep_stack import MODES, stack_profile
+from .generation import checkpoint_samples
 from .head_training import head_gap, init_head_weights, relation_mass, train_heads, two_relation_task
 from .learned_glasses import chapter3_example, learn_query_key
 from .optim import Run
-from . import tiny_gpt
-from .corpus import load_corpus
-from .generation import checkpoint_samples
 from .stored import stored
 from .tiny_transformer import train
 

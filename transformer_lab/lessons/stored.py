@@ -4,71 +4,28 @@
 每个进程都从头训练一遍同样的模型就太浪费了。``stored(name, compute, *args)`` 先看硬盘上有没有这份结果：
 
 * 有，而且是**同一份代码**算的：直接读出来；
-* 没有：调用 ``compute()``，把结果写下来（先写临时文件再改名，几个进程同时写也不会留下半个文件）。
+* 没有：调用 ``compute()``，把结果写下来。
 
-"同一份代码"由钥匙保证：钥匙 = 实验名 + 参数 + ``transformer_lab`` 全部源文件的哈希 + NumPy 版本 + Python 版本 +
-机器架构。改了包里任何一行代码、换了 NumPy，钥匙就变了，旧结果不会被误用（浮点数的结果也可能随 NumPy 变）。
-结果只含数组、数、字符串和它们组成的字典、列表、``Run``；读出来的也是只读的（和 ``optim.freeze`` 一样）。
-
-存放位置：环境变量 ``TRANSFORMER_LAB_CACHE`` 指定的文件夹；没有就用用户的缓存目录
-（Linux ``~/.cache/transformer-lab``，macOS ``~/Library/Caches/transformer-lab``，Windows ``%LOCALAPPDATA%``）。
-设 ``TRANSFORMER_LAB_CACHE=off`` 就完全不读不写（每次都重算）。删掉这个文件夹也没关系：下次再算一遍。
-本模块只依赖 NumPy 和标准库。
+存放位置、"同一份代码"（文件名里的代码版本）、原子写入和旧版本的清理都在 ``_cache.py``（可交互图的帧也用它）。
+钥匙 = 实验名 + 参数 + 代码版本。结果只含数组、数、字符串和它们组成的字典、列表、``Run``；读出来的也是只读的
+（和 ``optim.freeze`` 一样）。本模块只依赖 NumPy 和标准库。
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
-import os
-import platform
-import sys
-import tempfile
 from collections.abc import Callable, Mapping
-from functools import cache
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from .. import _cache
+from .._cache import CACHE_ENV, cache_folder
 from .optim import Run, freeze
 
 __all__ = ["stored", "cache_folder", "encode", "decode", "CACHE_ENV"]
 
-CACHE_ENV = "TRANSFORMER_LAB_CACHE"
-PACKAGE = Path(__file__).resolve().parents[1]
-
-
-def cache_folder() -> Path | None:
-    """结果存放的文件夹；``TRANSFORMER_LAB_CACHE=off`` 时为 None。"""
-    chosen = os.environ.get(CACHE_ENV, "")
-    if chosen.lower() in ("off", "0", "no"):
-        return None
-    if chosen:
-        return Path(chosen)
-    if sys.platform == "win32":
-        base = Path(os.environ.get("LOCALAPPDATA", Path.home() / "AppData" / "Local"))
-    elif sys.platform == "darwin":
-        base = Path.home() / "Library" / "Caches"
-    else:
-        base = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache"))
-    return base / "transformer-lab"
-
-
-@cache
-def _code_digest() -> str:
-    """``transformer_lab`` 全部 .py 文件内容的哈希（同一个进程里只算一次）。"""
-    h = hashlib.sha256()
-    for path in sorted(PACKAGE.rglob("*.py")):
-        h.update(path.relative_to(PACKAGE).as_posix().encode())
-        h.update(path.read_bytes())
-    return h.hexdigest()
-
-
-def _key(name: str, args: tuple) -> str:
-    parts = [name, repr(args), _code_digest(), np.__version__, f"{sys.version_info[0]}.{sys.version_info[1]}",
-             platform.machine()]
-    return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:24]
+SUFFIX = ".npz"
 
 
 # ---------------------------------------------------------------- 结构 ↔ (JSON 描述, 数组)
@@ -112,22 +69,14 @@ def decode(tree: Any, arrays: Mapping[str, np.ndarray]) -> Any:
     return body
 
 
-def _save(path: Path, value: Any) -> None:
+def _save(path, value: Any) -> None:
     arrays: list[np.ndarray] = []
     tree = encode(value, arrays)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            np.savez(handle, __tree__=np.array(json.dumps(tree, ensure_ascii=False)),
-                     **{f"a{i}": a for i, a in enumerate(arrays)})
-        os.replace(tmp, path)  # 改名是原子的：别的进程要么看不到，要么看到完整的文件
-    finally:
-        if os.path.exists(tmp):
-            os.remove(tmp)
+    _cache.write_atomically(path, lambda handle: np.savez(
+        handle, __tree__=np.array(json.dumps(tree, ensure_ascii=False)), **{f"a{i}": a for i, a in enumerate(arrays)}))
 
 
-def _load(path: Path) -> Any:
+def _load(path) -> Any:
     with np.load(path, allow_pickle=False) as data:
         arrays = {k: data[k] for k in data.files if k != "__tree__"}
         return decode(json.loads(str(data["__tree__"])), arrays)
@@ -153,15 +102,18 @@ def stored(name: str, compute: Callable[[], Any], *args: Any) -> Any:
     folder = cache_folder()
     if folder is None:
         return freeze(compute())
-    path = folder / f"{name}-{_key(name, args)}.npz"
+    path = _cache.entry_path(folder, name, _cache.code_version(), repr(args), SUFFIX)
     if path.exists():
         try:
-            return freeze(_load(path))
+            value = _load(path)
+            _cache.touch(path)
+            return freeze(value)
         except (OSError, ValueError, KeyError, json.JSONDecodeError):
             pass  # 坏文件（比如被别的程序截断）：当作没有，重算并覆盖
     value = compute()
     try:
         _save(path, value)
+        _cache.evict_old_versions(folder, name, SUFFIX)
     except OSError:
         pass
     return freeze(value)

@@ -116,7 +116,15 @@ def _run_alone(task: str, kwargs: dict) -> dict:
 
 
 def peak_bytes(fn) -> int:
-    """``fn()`` 运行期间比运行前多占的内存峰值（字节，tracemalloc；NumPy 数组会报告给它）。"""
+    """``fn()`` 运行期间比运行前多占的内存峰值（字节，tracemalloc；NumPy 数组会报告给它）。
+
+    Raises
+    ------
+    TypeError
+        ``fn`` 不是不带参数就能调用的函数。
+    """
+    if not callable(fn):
+        raise TypeError(f"fn 必须是函数（peak_bytes 会调用 fn()），收到的是 {check.describe(fn)}。提示：lambda: 要量的计算。")
     tracemalloc.start()
     try:
         base = tracemalloc.get_traced_memory()[0]

@@ -87,6 +87,7 @@ def _check_model(params):
 
 
 def _inputs(params, tokens, use_pe):
+    use_pe = check.boolean(use_pe, "use_pe")  # 不收 'no'、0：非空字符串是真值，会做反了
     x = embed(tokens, params["embed"])  # (N, T, D)
     if use_pe:
         x = x + sinusoidal_positional_encoding(tokens.shape[-1], x.shape[-1])  # (N, T, D)
@@ -99,7 +100,7 @@ def forward(params: dict, tokens: np.ndarray, num_heads: int = 1, use_pe: bool =
     Raises
     ------
     TypeError, ValueError
-        ``params`` 缺键或多键、``tokens`` 越界或不是整数数组、D 不能被 num_heads 整除。
+        ``params`` 缺键或多键、``tokens`` 越界或不是整数数组、D 不能被 num_heads 整除、``use_pe`` 不是 bool。
     """
     params = _check_model(params)
     layer = {k: params[k] for k in PARAM_KEYS}
@@ -125,8 +126,17 @@ def loss_and_grads(params: dict, tokens: np.ndarray, targets: np.ndarray, num_he
 
 def accuracy(params: dict, tokens: np.ndarray, targets: np.ndarray, num_heads: int = 1,
              use_pe: bool = True) -> tuple[float, float]:
-    """``(逐个符号的正确率, 整串全对的比例)``。"""
-    pred = forward(params, tokens, num_heads, use_pe)[0].argmax(axis=-1)  # (N, T)
+    """``(逐个符号的正确率, 整串全对的比例)``。
+
+    Raises
+    ------
+    TypeError, ValueError
+        与 ``forward`` 相同；另外 ``targets`` 必须是与 ``tokens`` 同形状的整数编号数组，每个值在 [0, V) 之内。
+    """
+    logits = forward(params, tokens, num_heads, use_pe)[0]  # (N, T, V)
+    targets = check.token_ids(targets, "targets", logits.shape[-1])
+    check.check_shape(targets, "targets", tokens.shape, "（每个位置一个正确答案：与 tokens 同形状）")
+    pred = logits.argmax(axis=-1)  # (N, T)
     right = pred == targets  # (N, T)
     return float(right.mean()), float(right.all(axis=-1).mean())
 
@@ -145,6 +155,8 @@ def train(rng: np.random.Generator, steps: int = 1500, batch_size: int = 64, lr:
     ------
     ValueError
         训练发散（损失变成 NaN/inf 或超过初始损失的 1000 倍）：停下并说明，不会存下 NaN 的检查点。
+    TypeError
+        ``use_pe`` 不是 bool、``rng`` 不是 Generator、步数等不是整数。
 
     Examples
     --------
@@ -154,7 +166,7 @@ def train(rng: np.random.Generator, steps: int = 1500, batch_size: int = 64, lr:
     """
     rng = check.generator(rng)
     steps, every = check.positive_int(steps, "steps"), check.positive_int(checkpoint_every, "checkpoint_every")
-    lr = check.positive_real(lr, "lr")
+    lr, use_pe = check.positive_real(lr, "lr"), check.boolean(use_pe, "use_pe")
     batch_size = check.positive_int(batch_size, "batch_size")
     test = reversal_task(1000, rng, length)
     params = init_model(rng)

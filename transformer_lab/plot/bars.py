@@ -9,7 +9,7 @@ import numpy as np
 from matplotlib.axes import Axes
 
 from . import checks
-from .figure import new_figure
+from .figure import MIN_FONT_PT, new_figure
 
 __all__ = ["Bars", "weight_bars"]
 
@@ -77,5 +77,5 @@ def weight_bars(
     ax.set_xticks(range(len(labels)), labels)
     ax.set_ylim(*ylim)
     ax.set_title(title)
-    texts = [ax.text(i, v, f"{v:.2f}", ha="center", va="bottom", fontsize=8) for i, v in enumerate(values)]
+    texts = [ax.text(i, v, f"{v:.2f}", ha="center", va="bottom", fontsize=MIN_FONT_PT) for i, v in enumerate(values)]
     return Bars(bars, texts)

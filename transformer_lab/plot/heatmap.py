@@ -9,7 +9,7 @@ import numpy as np
 from matplotlib.axes import Axes
 
 from . import checks
-from .figure import CMAP, new_figure
+from .figure import CMAP, MIN_FONT_PT, new_figure
 
 __all__ = ["text_color", "Heatmap", "labelled_heatmap", "attention_heatmap"]
 
@@ -111,7 +111,7 @@ def _heatmap(matrix, names, row_labels, col_labels, ax, title, vmax, annotate, s
     if annotate:
         for (i, j), value in np.ndenumerate(matrix):
             if value != 0 or not skip_zeros:
-                texts.append(ax.text(j, i, f"{value:.2f}", ha="center", va="center", fontsize=8,
+                texts.append(ax.text(j, i, f"{value:.2f}", ha="center", va="center", fontsize=MIN_FONT_PT,
                                      color=text_color(value, vmax)))
     ax.figure.colorbar(image, ax=ax, shrink=0.8)
     return Heatmap(image, texts)

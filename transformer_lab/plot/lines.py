@@ -6,7 +6,7 @@ import numpy as np
 from matplotlib.axes import Axes
 
 from . import checks
-from .figure import new_figure
+from .figure import MIN_FONT_PT, new_figure
 
 __all__ = ["line_plot", "scatter_vs_target"]
 
@@ -110,5 +110,5 @@ def scatter_vs_target(
     ax.plot([-lim, lim], [-lim, lim], "--", color="0.4", lw=1, label="答对的线 (y = x)")
     ax.set(xlim=(-lim, lim), ylim=(-lim, lim), aspect="equal", xlabel=xlabel, ylabel=ylabel, title=title)
     ax.grid(alpha=0.3)
-    ax.legend(loc="upper left", fontsize=8)
+    ax.legend(loc="upper left", fontsize=MIN_FONT_PT)
     return dots

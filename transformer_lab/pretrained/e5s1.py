@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .bert import BertConfig, CHECKPOINT_NAMES, EMBEDDING_NAMES
+from .bert import CHECKPOINT_NAMES, EMBEDDING_NAMES, BertConfig
 
 __all__ = ["Q4_BLOCK", "E5S1", "read_e5s1", "dequantize_q4", "checkpoint_name", "tensor_shape"]
 

@@ -216,8 +216,8 @@ def offset_attention(results: Sequence[Mapping], offset: int) -> np.ndarray:
 
 
 def positional_heads(results: Sequence[Mapping], threshold: float = 0.5) -> dict[str, list[tuple[int, int]]]:
-    """平均至少把 ``threshold`` 的注意力给前一个（``"previous"``）或后一个（``"next"``）词元的头 (层, 头)。"""
+    """平均至少把 ``threshold`` 的注意力给前一个（``"before"``）或后一个（``"after"``）词元的头 (层, 头)。"""
     found = {}
-    for key, offset in (("previous", -1), ("next", 1)):
+    for key, offset in (("before", -1), ("after", 1)):
         found[key] = [(int(layer), int(h)) for layer, h in np.argwhere(offset_attention(results, offset) >= threshold)]
     return found

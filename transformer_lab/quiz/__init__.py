@@ -1,24 +1,24 @@
 """全书自测：题目（数值答案由本包当场算出，不手抄）、题的格式和检查，以及不需要内核的自测小部件。
 
 * ``question.py``：一道题的格式 ``Question`` 和它的检查、``as_dicts``、``notebook_href``；
-* ``bank_ch01_04.py``、``bank_ch05_08.py``：题目本身，每个题库只导入 ``question``（以及算答案用的 core、lessons）；
+* ``bank_ch01_04.py``、``bank_ch05_08.py``、``bank_ch09.py``、``bank_ch10.py``：题目本身，每个题库只导入 ``question``（以及算答案用的 core、lessons）；
 * ``html.py`` + ``quiz.js`` + ``quiz.css``：把题写成一段自给自足的 HTML。
 
 网页上的自测页（``book/_ext/self_test_page.py``）和 notebook 里的 ``tl.self_test()`` 用的是同一份题库、
-同一个小部件。加一个题库：写 ``bank_chNN_MM.py``（提供 ``questions()``），再把它加进下面的 ``BANKS``。
+同一个小部件。加一个题库：写 ``bank_chNN.py`` 或 ``bank_chNN_MM.py``（提供 ``questions()``），再把它加进下面的 ``BANKS``。
 """
 
 from __future__ import annotations
 
 from .. import chapters
-from . import bank_ch01_04, bank_ch05_08
+from . import bank_ch01_04, bank_ch05_08, bank_ch09, bank_ch10
 from .html import SelfTest, render_html
 from .question import GROUPS, KINDS, Question, as_dicts, notebook_href
 
 __all__ = ["Question", "GROUPS", "KINDS", "BANKS", "questions", "as_dicts", "notebook_href", "render_html",
            "SelfTest", "self_test"]
 
-BANKS = (bank_ch01_04, bank_ch05_08)  # 每个题库模块提供 questions()；按这个顺序汇总
+BANKS = (bank_ch01_04, bank_ch05_08, bank_ch09, bank_ch10)  # 每个题库模块提供 questions()；按这个顺序汇总
 
 
 def questions() -> tuple[Question, ...]:

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..core.softmax import softmax
 from ..core.rnn import input_jacobians, orthogonal_recurrent_weights
 from ..core.similarity import cosine_similarity, dot
+from ..core.softmax import softmax
 from ..lessons import dependency_graph
 from .question import Question
 

@@ -5,7 +5,8 @@
 notebook 里 ``tl.self_test()`` 显示的是同一段 HTML（读者自己运行出来的输出是受信任的，脚本会运行）。
 题面用普通的 Unicode 写数学（√d_k、QKᵀ），不依赖 MathJax。
 
-输入是 ``transformer_lab.quiz.question.as_dicts`` 给出的字典列表；本模块只用标准库，不导入题库。
+输入是 ``transformer_lab.quiz.question.as_dicts`` 给出的字典列表；本模块只用标准库和 ``_validation``（链接检查），不导入题库。
+每个字段（文字和属性值）都经过 ``_e`` 转义；链接只许相对地址或 http(s)。
 元素 id 的默认前缀由题目内容算出（同样的题，每次都是同样的 HTML）；同一页上放了两份一模一样的自测时，
 ``quiz.js`` 给后一份换一个前缀，两份互不干扰。
 """
@@ -17,6 +18,8 @@ import html
 import json
 from pathlib import Path
 
+from .. import _validation as check
+
 __all__ = ["render_html", "default_prefix", "SelfTest", "QUIZ_JS", "QUIZ_CSS", "KIND_NAMES"]
 
 QUIZ_JS = Path(__file__).with_name("quiz.js").read_text(encoding="utf-8")
@@ -25,6 +28,7 @@ KIND_NAMES = {"choice": "单选", "number": "填数", "predict": "先猜后看"}
 
 
 def _e(text: object) -> str:
+    """写进 HTML 的每一个字段（文字和属性值）都经过这里：& < > " ' 全部转义，关不掉属性、也造不出标签。"""
     return html.escape(str(text), quote=True)
 
 
@@ -32,15 +36,15 @@ def _choices(q: dict, base: str) -> str:
     rows = []
     for i, text in enumerate(q["choices"]):
         rid = f"{base}-c{i}"
-        rows.append(f'<div class="tlq-choice"><input type="radio" id="{rid}" name="{base}" value="{i}">'
-                    f'<label for="{rid}">{_e(text)}</label></div>')
+        rows.append(f'<div class="tlq-choice"><input type="radio" id="{_e(rid)}" name="{_e(base)}" value="{i}">'
+                    f'<label for="{_e(rid)}">{_e(text)}</label></div>')
     return "".join(rows)
 
 
 def _number_input(q: dict, base: str) -> str:
     unit = f"（单位：{_e(q['unit'])}）" if q["unit"] else ""
     return (f'<div class="tlq-number"><label for="{base}-in">你的答案{unit}</label>'
-            f'<input type="text" inputmode="decimal" autocomplete="off" id="{base}-in"></div>')
+            f'<input type="text" inputmode="decimal" autocomplete="off" id="{_e(base)}-in"></div>')
 
 
 def _templates(q: dict) -> str:
@@ -51,7 +55,7 @@ def _templates(q: dict) -> str:
     if q["reveal"]:
         lines = "\n".join(_e(line) for line in q["reveal"])
         parts.append(f'<div hidden class="tlq-reveal"><p>算一算：</p><pre>{lines}</pre></div>')
-    parts.append(f'<div hidden class="tlq-link"><p><a href="{_e(q["href"])}">回去看：{_e(q["where"])}</a></p></div>')
+    parts.append(f'<div hidden class="tlq-link"><p><a href="{_e(check.safe_link(q["href"], "href"))}">回去看：{_e(q["where"])}</a></p></div>')
     return "".join(parts)
 
 
@@ -59,12 +63,12 @@ def _question(q: dict, prefix: str) -> str:
     base = f"{prefix}-{q['qid']}"
     meta = f"第 {q['number']} 题 · {q['group']} · {KIND_NAMES[q['kind']]} · 第 {q['chapter']} 章"
     body = _number_input(q, base) if q["kind"] == "number" else _choices(q, base)
-    data = f'data-kind="{q["kind"]}" data-qid="{_e(q["qid"])}"'
+    data = f'data-kind="{_e(q["kind"])}" data-qid="{_e(q["qid"])}"'
     if q["kind"] == "number":
-        data += f' data-answer="{q["answer"]!r}" data-tolerance="{q["tolerance"]!r}"'
+        data += f' data-answer="{_e(repr(q["answer"]))}" data-tolerance="{_e(repr(q["tolerance"]))}"'
     else:
-        data += f' data-correct="{q["correct"]}"'
-    return (f'<div class="tlq-q" id="{base}" {data}><fieldset>'
+        data += f' data-correct="{_e(q["correct"])}"'
+    return (f'<div class="tlq-q" id="{_e(base)}" {data}><fieldset>'
             f'<legend><span class="tlq-meta">{_e(meta)}</span>{_e(q["prompt"])}</legend>{body}</fieldset>'
             f'<button type="button" class="tlq-submit">{"提交预测" if q["kind"] == "predict" else "提交答案"}</button>'
             f'<div class="tlq-feedback" aria-live="polite"></div>{_templates(q)}</div>')
@@ -93,7 +97,8 @@ def render_html(questions: list[dict], prefix: str | None = None) -> str:
     Raises
     ------
     TypeError, ValueError
-        ``questions`` 不是非空的字典列表，或 ``prefix`` 不是只含字母、数字、连字符的字符串。
+        ``questions`` 不是非空的字典列表，``prefix`` 不是只含字母、数字、连字符的字符串，
+        或某道题的链接 ``href`` 不是相对地址或 http(s)（例如 ``javascript:``）。
     """
     if not isinstance(questions, list) or not questions or not all(isinstance(q, dict) for q in questions):
         raise TypeError(f"questions 必须是非空的 dict 列表（quiz.as_dicts 的结果），收到 {type(questions).__name__}。")

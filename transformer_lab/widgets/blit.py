@@ -2,7 +2,8 @@
 
 ``Explorable`` 第一次要画时建一个 ``BlitFigure``，之后每一帧都画在同一张图上：
 
-1. 建图：``new_figure`` → ``view(fig, axes, **data)`` → ``update(**初始取值)`` → 排版一次（之后不再排版）；
+1. 建图：按版式 (``Layout``：大小、子图怎么排、dpi) ``new_figure`` → ``view(fig, axes, layout=版式, **data)``
+   → ``update(**初始取值)`` → 排版一次（之后不再排版）；
 2. 拖动时要重画的图元 = view 的 ``artists``，再加上同一个子图里画在它们**上面**的不变图元（``blit_order``）；
    把它们设为 animated，画一次不含它们的背景并缓存；
 3. 每一帧：``update`` 改数据 → 贴回背景 → 按整张重画时的顺序重画那些图元（``BlitFigure.draw``）；
@@ -19,7 +20,7 @@ from typing import Any, Mapping
 from matplotlib.axis import Axis
 from PIL import Image
 
-from ..plot.figure import new_figure
+from ..plot.figure import Layout, TextItem, new_figure, text_items
 
 __all__ = ["BlitFigure", "blit_order", "encode_png"]
 
@@ -30,21 +31,19 @@ class BlitFigure:
     Parameters
     ----------
     view : type
-        画图对象的类，``view(fig, axes, **data)`` 建图。
+        画图对象的类，``view(fig, axes, layout=layout, **data)`` 建图。
     data : mapping
         传给 view 构造函数的固定数据。
     start : mapping
         打开图时各滑块的取值（已检查过）。
-    size : (float, float)
-        图的宽和高（英寸）。
-    ncols : int
-        子图个数（横排）。
+    layout : Layout
+        版式：图的大小、子图怎么排、dpi（宽版或窄版，见 ``plot.figure``）。
     """
 
-    def __init__(self, view: type, data: Mapping[str, Any], start: Mapping[str, Any],
-                 size: tuple[float, float], ncols: int):
-        fig, axes = new_figure(*size, ncols=ncols)
-        self.view = view(fig, axes, **data)
+    def __init__(self, view: type, data: Mapping[str, Any], start: Mapping[str, Any], layout: Layout):
+        fig, axes = new_figure(*layout.size, nrows=layout.nrows, ncols=layout.ncols, dpi=layout.dpi)
+        self.layout = layout
+        self.view = view(fig, axes, layout=layout, **data)
         self.view.update(**start)
         fig.canvas.draw()  # 排版只算一次：之后拖动滑块只改数据，不再重新排版
         fig.set_layout_engine("none")
@@ -69,6 +68,10 @@ class BlitFigure:
     def png(self, palette: bool = False) -> bytes:
         """画布上此刻的样子，编码成 PNG（见 ``encode_png``）。"""
         return encode_png(self.fig.canvas, palette=palette)
+
+    def texts(self) -> list[TextItem]:
+        """此刻画在图上的每一段字（字号、外框），见 ``plot.figure.text_items``。"""
+        return text_items(self.fig)
 
 
 def encode_png(canvas, palette: bool = False) -> bytes:

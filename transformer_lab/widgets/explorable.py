@@ -9,7 +9,9 @@
 
 view 的约定（由本模块在构造时检查，而不是靠作者记住）：
 
-* ``View(fig, axes, **data)`` 只建一次图，``data`` 是这张图固定不变的数据；
+* ``View(fig, axes, layout, **data)`` 只建一次图，``data`` 是这张图固定不变的数据；``layout`` 是版式
+  （``plot.figure.Layout``）：宽版（电脑）子图横排，窄版（手机）同样的子图竖着排，图窄一半。同一个 view 画两种版式，
+  按 ``layout.narrow`` 决定标题写长写短、刻度放几个；图里最小的字不小于 ``plot.figure.MIN_FONT_PT``；
 * ``update(**滑块取值)`` 只改数据，返回本次画出的数组；参数名必须和滑块的名字一一对应。
   几张图共用一个 view、滑块却不同时，写成 ``update(self, **params)``（可以另有几个具名参数，
   它们也必须是滑块名）：引擎照样只传滑块名、照样先检查每个取值；
@@ -18,12 +20,14 @@ view 的约定（由本模块在构造时检查，而不是靠作者记住）：
   坐标轴、刻度等不变的部分画一次后缓存起来，快好几倍。
 
 静态网页上每张图最多预先画 ``FRAME_CAP`` 帧（``max_frames`` 可为个别图放宽），由 ``static.py`` 检查。
+没有滑块的 Explorable 就是一张静态图：同样画两种版式，网站按屏幕宽度挑一张；notebook 里显示成一张 PNG。
 
 依赖方向：本模块导入 ``slider``、``blit``（从而 ``plot``、matplotlib 和 PIL）；ipywidgets 只在需要活滑块时才导入。
 """
 
 from __future__ import annotations
 
+import base64
 import inspect
 import itertools
 import math
@@ -32,16 +36,22 @@ from typing import Any, Mapping, Protocol
 
 import numpy as np
 
+from .. import _validation as check
+from .._cache import fingerprint
+from ..plot.figure import NARROW, NARROW_WIDTH, SCREEN_DPI, WIDE, Layout, TextItem
 from .blit import BlitFigure
 from .slider import Slider
 
-__all__ = ["FRAME_CAP", "Slider", "Explorable", "View"]
+__all__ = ["FRAME_CAP", "FRAME_DPI", "LIVE_DPI", "Slider", "Explorable", "View"]
 
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
 
 # 静态网页上一张图最多预先画多少帧（网格上所有组合的个数）：帧数决定页面体积和建书时间。
 # 42 是写下它时全书最大的网格（dot_vs_cosine、reversal_training）。确有需要的图写 Explorable(..., max_frames=...)。
 FRAME_CAP = 42
+# 分辨率：静态网页的帧用 150 dpi（高清屏上也清楚；字在屏幕上多大与 dpi 无关，见 plot.figure），
+# 活滑块每拖一下都要重新编码 PNG，用 100 dpi（= 屏幕上的显示比例 SCREEN_DPI）更快。
+FRAME_DPI, LIVE_DPI = 150, SCREEN_DPI
 
 
 class View(Protocol):
@@ -54,6 +64,9 @@ def _check_view(view: type, sliders: list[Slider]) -> None:
     """view 必须是类；``update`` 的参数必须正好是滑块的名字，或者带 ``**params``（具名的那几个也得是滑块名）。"""
     if not inspect.isclass(view) or not callable(getattr(view, "update", None)):
         raise TypeError(f"view 必须是一个带 update 方法的类，收到的是 {view!r}。")
+    if "layout" not in inspect.signature(view.__init__).parameters:
+        raise TypeError(f"{view.__name__}.__init__ 必须有参数 layout（版式：宽版给电脑、窄版给手机，"
+                        "见 plot.figure.Layout）：同一个 view 要画出两种版式。")
     params = list(inspect.signature(view.update).parameters.values())[1:]  # 去掉 self
     named = [p.name for p in params if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
     names = [s.name for s in sliders]
@@ -87,8 +100,10 @@ class Explorable:
     Parameters
     ----------
     view : type
-        画图对象的类：``view(fig, axes, **data)`` 建图（只调用一次），``update(**滑块取值)`` 改数据。
+        画图对象的类：``view(fig, axes, layout=版式, **data)`` 建图（每种版式只调用一次），
+        ``update(**滑块取值)`` 改数据。
     sliders : list of Slider
+        可以是空列表：没有滑块就是一张静态图。
     title : str
         图的标题（也用于无障碍标签）。
     alt : str
@@ -96,9 +111,12 @@ class Explorable:
     data : mapping
         传给 view 构造函数的固定数据（算好的数组、设计好的参数）。
     size : (float, float)
-        图的宽和高（英寸）。
+        宽版（电脑）图的宽和高（英寸）。宽不超过 ``plot.figure.WIDE_WIDTH``，字才在电脑上够大。
     ncols : int
-        子图个数（横排）。
+        子图个数（宽版横排，窄版竖排）。
+    narrow_size : (float, float), optional
+        窄版（手机）图的宽和高（英寸），宽不超过 ``plot.figure.NARROW_WIDTH``。默认：宽
+        ``NARROW_WIDTH``，每个子图保持宽版里的长宽比，竖着排。
     max_frames : int
         静态网页上最多预先画多少帧，默认 ``FRAME_CAP``；网格更大的图要在这里写明。
 
@@ -106,12 +124,12 @@ class Explorable:
     ------
     TypeError, ValueError
         ``view`` 不是带 ``update`` 的类，``update`` 的参数与滑块名不一致，``alt`` 模板用了没有的名字，
-        或 ``max_frames`` 不是正整数。
+        ``title``/``alt`` 不是非空字符串，``sliders`` 不是 Slider 的列表，或 ``ncols``、``max_frames`` 不是正整数。
 
     Examples
     --------
     >>> class Line:
-    ...     def __init__(self, fig, axes, slope_max):
+    ...     def __init__(self, fig, axes, layout, slope_max):
     ...         self.line, = axes[0].plot([0, 1], [0, 0])
     ...         axes[0].set_ylim(0, slope_max)
     ...         self.artists = [self.line]
@@ -133,9 +151,19 @@ class Explorable:
     size: tuple[float, float] = (8.0, 3.4)
     ncols: int = 1
     max_frames: int = FRAME_CAP
-    _drawing: BlitFigure | None = field(default=None, init=False, repr=False)
+    narrow_size: tuple[float, float] | None = None
+    frame_dpi: int = FRAME_DPI
+    _drawings: dict = field(default_factory=dict, init=False, repr=False)
 
     def __post_init__(self):
+        for name in ("title", "alt"):
+            value = getattr(self, name)
+            if not isinstance(value, str) or not value.strip():
+                raise TypeError(f"{name} 必须是非空的字符串（{'图的标题' if name == 'title' else '替代文字的模板'}），"
+                                f"收到的是 {check.describe(value)}。")
+        if not isinstance(self.sliders, (list, tuple)) or not all(isinstance(s, Slider) for s in self.sliders):
+            raise TypeError(f"sliders 必须是 Slider 的列表（没有滑块就写 []），收到的是 {check.describe(self.sliders)}。")
+        check.positive_int(self.ncols, "ncols")
         _check_view(self.view, self.sliders)
         _check_max_frames(self.max_frames)
         try:
@@ -181,19 +209,36 @@ class Explorable:
 
     def describe(self) -> str:
         """一行文字说明：图名和每个滑块的网格。"""
+        if not self.sliders:
+            return f"图「{self.title}」"
         parts = [f"{s.shown} ∈ {{{', '.join(map(str, s.values))}}}" for s in self.sliders]
         return f"可交互图「{self.title}」：" + "；".join(parts)
 
+    # ---------------------------------------------------------------- 版式
+
+    def layout(self, name: str = WIDE, dpi: int = LIVE_DPI) -> Layout:
+        """``"wide"``（电脑：子图横排，大小 ``size``）或 ``"narrow"``（手机：同样的子图竖排，大小 ``narrow_size``）。"""
+        if name == WIDE:
+            return Layout(WIDE, tuple(self.size), 1, self.ncols, dpi)
+        if name != NARROW:
+            raise ValueError(f"layout 必须是 {WIDE!r}（电脑）或 {NARROW!r}（手机），收到的是 {name!r}。")
+        if self.narrow_size is not None:
+            return Layout(NARROW, tuple(self.narrow_size), self.ncols, 1, dpi)
+        panel_w, panel_h = self.size[0] / self.ncols, self.size[1]
+        return Layout(NARROW, (NARROW_WIDTH, round(self.ncols * panel_h * NARROW_WIDTH / panel_w, 2)), self.ncols, 1, dpi)
+
     # ---------------------------------------------------------------- 画图（第一次用到时建图，见 blit.py）
 
-    def _drawn(self) -> BlitFigure:
-        if self._drawing is None:
-            self._drawing = BlitFigure(self.view, self.data, self.start, self.size, self.ncols)
-        return self._drawing
+    def _drawn(self, layout: str = WIDE, dpi: int = LIVE_DPI) -> BlitFigure:
+        """这种版式、这个分辨率的图（第一次用到时建好，之后一直用它）。"""
+        key = (layout, dpi)
+        if key not in self._drawings:
+            self._drawings[key] = BlitFigure(self.view, self.data, self.start, self.layout(layout, dpi))
+        return self._drawings[key]
 
     @property
     def figure(self):
-        """这张图的 matplotlib Figure（建一次，之后拖动只改数据）。"""
+        """这张图（宽版、活滑块的分辨率）的 matplotlib Figure（建一次，之后拖动只改数据）。"""
         return self._drawn().fig
 
     @property
@@ -217,10 +262,30 @@ class Explorable:
         params = self.check_params(params)
         return self._drawn().draw(params)
 
-    def png(self, params: Mapping[str, Any], palette: bool = False) -> bytes:
-        """更新到 ``params`` 并输出 PNG 字节（``palette=True``：静态网页的帧，256 色，见 ``blit.encode_png``）。"""
-        self.render(**params)
-        return self._drawn().png(palette=palette)
+    def png(self, params: Mapping[str, Any], palette: bool = False, layout: str = WIDE, dpi: int = LIVE_DPI) -> bytes:
+        """更新到 ``params`` 并输出这种版式的 PNG 字节（``palette=True``：静态网页的帧，256 色，见 ``blit.encode_png``）。"""
+        params = self.check_params(params)
+        drawing = self._drawn(layout, dpi)
+        drawing.draw(params)
+        return drawing.png(palette=palette)
+
+    def texts(self, layout: str = WIDE, dpi: int = LIVE_DPI) -> list[TextItem]:
+        """这种版式的图此刻画着的每一段字（字号、外框），见 ``plot.figure.text_items``。"""
+        return self._drawn(layout, dpi).texts()
+
+    def figure_pixels(self, layout: str = WIDE, dpi: int = LIVE_DPI) -> tuple[int, int]:
+        """这种版式的图有多少像素（宽、高）：英寸 × dpi，不用真的建图。"""
+        return self.layout(layout, dpi).pixels
+
+    def cache_key(self) -> str | None:
+        """这张图全部帧的钥匙（``static.py`` 按它把帧存到硬盘上）：画图的类、固定数据的内容、滑块、大小和 dpi
+        都一样，画出来的帧就一样（包的代码另由 ``_cache.code_version`` 管）。画图的类不在本包里（notebook、测试
+        里临时写的），或固定数据里有认不出内容的对象时，返回 None：不缓存。"""
+        data = fingerprint(dict(self.data))
+        if data is None or not self.view.__module__.startswith("transformer_lab."):
+            return None
+        return "\n".join([f"{self.view.__module__}.{self.view.__qualname__}", data, repr(self.sliders),
+                          repr((self.size, self.ncols, self.narrow_size, self.frame_dpi)), self.title, self.alt])
 
     # ---------------------------------------------------------------- 在 Jupyter 里显示
 
@@ -240,6 +305,13 @@ class Explorable:
         from .static import wants_all_frames
 
         live = _has_kernel()
+        if not self.sliders:  # 静态图：notebook 里是一张宽版 PNG；建网站时再附上两种版式的 HTML
+            bundle = {"text/plain": self.describe(),
+                      "image/png": base64.b64encode(self.png({}, layout=WIDE, dpi=self.frame_dpi)).decode("ascii")}
+            if wants_all_frames(live):
+                bundle["text/html"] = self.static_html(all_frames=True)
+            # PNG 按 frame_dpi 画得清楚；显示宽度按 LIVE_DPI 算，和活图一样大（1 英寸约 100 px），字号才对
+            return bundle, {"image/png": {"width": self.figure_pixels(WIDE, LIVE_DPI)[0]}}
         bundle = {"text/plain": self.describe(), "text/html": self.static_html(all_frames=wants_all_frames(live))}
         if live:  # 有内核：再附上活滑块；JupyterLab 优先显示它，静态网页用 text/html
             bundle[WIDGET_MIME] = self.widget()._repr_mimebundle_()[WIDGET_MIME]

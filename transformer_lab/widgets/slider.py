@@ -37,6 +37,9 @@ class Slider:
     def __post_init__(self):
         if not isinstance(self.name, str) or not self.name.isidentifier():
             raise TypeError(f"滑块的名字必须是合法的参数名（字符串），收到的是 {self.name!r}。")
+        if not isinstance(self.label, str):
+            raise TypeError(f"滑块 {self.name} 的 label 必须是字符串（显示在滑块旁边），收到的是 {type(self.label).__name__} "
+                            f"{self.label!r}。")
         if not isinstance(self.values, (tuple, list)):
             raise TypeError(f"滑块 {self.name} 的 values 必须是元组或列表，收到的是 {type(self.values).__name__}。")
         object.__setattr__(self, "values", tuple(self.values))  # 冻结的 dataclass：统一存成元组

@@ -6,15 +6,23 @@
 格式::
 
     <div class="tlx" id="tlx-…" role="group" aria-label="图名" data-frame="初始帧号">
-      <img src="初始帧" alt="…">
+      <a class="tlx-zoom" title="…">                （建网站时帧成了文件，才有 href：点图在新标签页里看大图）
+        <picture><source media="窄屏" srcset="窄版初始帧"><img src="宽版初始帧" alt="…"></picture>
+      </a>
       <div class="tlx-control"><label for="…">名字 = <output>值</output></label><input class="tlx-range" …></div> …
-      <script type="application/json" class="tlx-data">{"sliders": …, "frames"|"urls": …, "alts": …}</script>
+      <script type="application/json" class="tlx-data">{"sliders": …, "frames"|"urls": {"wide": …, "narrow": …},
+                                                      "alts": …, "media": …, "text_px": {"wide": …, "narrow": …}}</script>
       <script>player.js</script>
     </div>
 
+**两种版式**：每一帧画两次，宽版给电脑、窄版给手机（见 ``plot.figure.Layout``）。``<picture>`` 让浏览器按屏幕
+宽度（``NARROW_MEDIA``）只下载其中一种；换帧脚本也只预取正在显示的那一种。``text_px`` 是这种版式里最小的字
+在 PNG 上有几个像素（网站测试拿它和图在屏幕上的实际宽度算出字在屏幕上多大）。画任何一帧时有字伸出了图外，
+就报出图名和那段字（中文的 ``ValueError``），而不是悄悄截掉半个字。
+
 帧的顺序与 ``Explorable.grid()`` 相同（第一个滑块变化最慢），帧数不超过 ``ex.max_frames``（默认
-``explorable.FRAME_CAP``）。只有初始帧的预览（存进 notebook 的那种）是 ``<div class="tlx-preview">``：
-一张图和一句说明，没有滑块、没有脚本。
+``explorable.FRAME_CAP``）。没有滑块的图（静态图）只有一帧，没有滑块控件。只有初始帧的预览（存进 notebook 的
+那种）是 ``<div class="tlx-preview">``：一张宽版图和一句说明，没有滑块、没有脚本。
 
 样式在 ``player.css``，写进各元素的 style 属性（原因见那个文件的开头）；换帧脚本在 ``player.js``。
 页面之外读这种格式的代码（``benchmarks/site_benchmarks.py`` 在浏览器里取各帧的地址）用这里的
@@ -34,21 +42,34 @@ import unicodedata
 from pathlib import Path
 from types import MappingProxyType
 
-__all__ = ["ALL_FRAMES_ENV", "FRAME_SOURCES_JS", "PLAYER_JS", "STYLES", "wants_all_frames", "render_html",
-           "externalize_frames", "read_player"]
+import matplotlib
+
+from .. import _cache
+from .. import _validation as check
+from ..plot.figure import SCREEN_DPI
+
+__all__ = ["ALL_FRAMES_ENV", "FRAME_SOURCES_JS", "NARROW_MEDIA", "PLAYER_JS", "STYLES", "LAYOUTS", "wants_all_frames",
+           "render_html", "externalize_frames", "read_player"]
 
 # 建网站时由 book/_ext/explorable_frames.py 设为 "1"：内核里执行的 notebook 也输出全部帧。
 ALL_FRAMES_ENV = "TRANSFORMER_LAB_ALL_FRAMES"
 PLAYER_JS = Path(__file__).with_name("player.js").read_text(encoding="utf-8")
 
+LAYOUTS = ("wide", "narrow")  # 每一帧画两种版式（plot.figure.WIDE / NARROW）
+NARROW_MEDIA = "(max-width: 699.98px)"  # 这么窄的屏幕（手机、竖着的平板）用窄版；再宽就用宽版
+
 # 在浏览器里读一个播放器（.tlx 元素）全部帧的图片地址，写成一个 JS 函数：建网站之前是 base64 帧 (frames)，
-# 之后是 _static/tlx/ 下的文件 (urls)。基准脚本把它嵌进自己的页内脚本；格式变了只改本模块和 player.js。
-FRAME_SOURCES_JS = ("(root) => { const data = JSON.parse(root.querySelector('script.tlx-data').textContent); "
-                    "return data.urls || data.frames.map(f => 'data:image/png;base64,' + f); }")
+# 之后是 _static/tlx/ 下的文件 (urls)；``layout`` 不给时取这块屏幕正在显示的版式。基准脚本把它嵌进自己的页内脚本；
+# 格式变了只改本模块和 player.js。
+FRAME_SOURCES_JS = ("(root, layout) => { const data = JSON.parse(root.querySelector('script.tlx-data').textContent); "
+                    "const name = layout || (matchMedia(data.media).matches ? 'narrow' : 'wide'); "
+                    "return data.urls ? data.urls[name] : data.frames[name].map(f => 'data:image/png;base64,' + f); }")
 
 _DATA_OPEN = '<script type="application/json" class="tlx-data">'
 _DATA = re.compile(f"({re.escape(_DATA_OPEN)})(.*?)(</script>)", re.S)
-_FIRST_FRAME = re.compile(r'(<div class="tlx"[^>]*>\s*<img src=")data:image/png;base64,([^"]+)(")')
+# 一个播放器从开头到数据块：开头里有初始帧（<source srcset> 窄版、<img src> 宽版），数据块里有全部帧
+_PLAYER = re.compile(f'(<div class="tlx"[^>]*>)(.*?)({re.escape(_DATA_OPEN)})(.*?)(</script>)', re.S)
+_INLINE = re.compile(r'(srcset|src)="data:image/png;base64,[^"]+"')
 
 
 def _parse_css(text: str) -> dict[str, str]:
@@ -96,38 +117,104 @@ def _b64(png: bytes) -> str:
 def render_html(ex, all_frames: bool = True) -> str:
     """把一张 Explorable 写成不需要内核和网络的 HTML（``ex`` 按鸭子类型使用，本模块不导入它的类）。
 
-    ``all_frames=False`` 时只画初始那一帧，写成一张静态预览图加一句说明。
+    ``all_frames=False`` 时只画初始那一帧的宽版，写成一张静态预览图加一句说明。
 
     Raises
     ------
     ValueError
-        ``all_frames=True`` 而网格的帧数 ``ex.frame_count`` 超过 ``ex.max_frames``（一帧都不画就报错）。
+        ``all_frames=True`` 而网格的帧数 ``ex.frame_count`` 超过 ``ex.max_frames``（一帧都不画就报错）；
+        画某一帧时有字伸出了图外（报出图名、版式和那段字）。
     """
     start = ex.start
     if not all_frames:
+        hint = (f'静态预览：运行这个单元格后可以拖动滑块（{html.escape("；".join(s.shown for s in ex.sliders))}）。'
+                if ex.sliders else "")
         return (
             f'<div class="tlx-preview" role="figure" aria-label="{html.escape(ex.title)}">'
-            f'<img src="data:image/png;base64,{_b64(ex.png(start, palette=True))}" '
-            f'alt="{html.escape(ex.alt_text(**start))}" style="{STYLES[".tlx-preview img"]}">'
-            f'<p style="{STYLES[".tlx-preview p"]}">静态预览：运行这个单元格后可以拖动滑块'
-            f'（{html.escape("；".join(s.shown for s in ex.sliders))}）。</p></div>'
+            f'<img src="data:image/png;base64,{_b64(ex.png(start, palette=True, layout="wide", dpi=ex.frame_dpi))}" '
+            f'alt="{html.escape(ex.alt_text(**start))}" {_display_size(ex, "wide")} style="{STYLES[".tlx-preview img"]}">'
+            + (f'<p style="{STYLES[".tlx-preview p"]}">{hint}</p>' if hint else "") + "</div>"
         )
     _check_frame_count(ex)
     grid = ex.grid()
-    frames = [_b64(ex.png(p, palette=True)) for p in grid]
+    frames, text_px = _all_frames(ex, grid)
     alts = [ex.alt_text(**p) for p in grid]
     idx = grid.index(start)
     uid = _element_id(ex.title)
     sliders = [{"label": s.shown, "values": [str(v) for v in s.values]} for s in ex.sliders]
-    data = _json_for_html({"sliders": sliders, "frames": frames, "alts": alts})
+    data = _json_for_html({"sliders": sliders, "frames": frames, "alts": alts, "media": NARROW_MEDIA,
+                           "text_px": text_px})
     controls = "".join(_control(f"{uid}-{i}", s) for i, s in enumerate(ex.sliders))
     return (
         f'<div class="tlx" id="{uid}" role="group" aria-label="{html.escape(ex.title)}" data-frame="{idx}">'
-        f'<img src="data:image/png;base64,{frames[idx]}" alt="{html.escape(alts[idx])}" '
-        f'style="{STYLES[".tlx img"]}">{controls}'
+        f'<a class="tlx-zoom" title="点一下，在新标签页里看大图" target="_blank" rel="noopener" '
+        f'style="{STYLES[".tlx-zoom"]}">'
+        f'<picture><source media="{NARROW_MEDIA}" srcset="data:image/png;base64,{frames["narrow"][idx]}" '
+        f'{_display_size(ex, "narrow")}>'
+        f'<img src="data:image/png;base64,{frames["wide"][idx]}" alt="{html.escape(alts[idx])}" '
+        f'{_display_size(ex, "wide")} style="{STYLES[".tlx img"]}"></picture></a>{controls}'
         f"{_DATA_OPEN}{data}</script>"
         f"<script>{PLAYER_JS}</script></div>"
     )
+
+
+def _draw_all_frames(ex, grid) -> tuple[dict[str, list[str]], dict[str, float]]:
+    """两种版式的每一帧（base64 的 PNG）和每种版式最小的字在 PNG 上有几个像素。"""
+    frames, text_px = {}, {}
+    for layout in LAYOUTS:
+        frames[layout], smallest = [], float("inf")
+        for p in grid:
+            png = ex.png(p, palette=True, layout=layout, dpi=ex.frame_dpi)
+            smallest = min(smallest, _smallest_text(ex, layout, p))
+            frames[layout].append(_b64(png))
+        text_px[layout] = round(smallest * ex.frame_dpi / 72, 2)
+    return frames, text_px
+
+
+def _all_frames(ex, grid) -> tuple[dict[str, list[str]], dict[str, float]]:
+    """``_draw_all_frames``，画过的从硬盘缓存里读（``_cache.py``）：建网站的内核和测试进程画的是同一批图，
+    谁先画谁存，另一个直接读。钥匙是 ``ex.cache_key()`` 加上包的代码版本和 matplotlib 版本、字体。"""
+    key, folder = ex.cache_key(), _cache.cache_folder()
+    if key is None or folder is None:
+        return _draw_all_frames(ex, grid)
+    version = _cache.code_version(f"matplotlib {matplotlib.__version__}", *matplotlib.rcParams["font.sans-serif"][:1])
+    path = _cache.entry_path(folder, "frames", version, key, ".json")
+    try:
+        saved = json.loads(path.read_text(encoding="utf-8"))
+        if all(len(saved["frames"][layout]) == len(grid) for layout in LAYOUTS):
+            _cache.touch(path)
+            return saved["frames"], saved["text_px"]
+    except (OSError, ValueError, KeyError, TypeError):
+        pass  # 没有、坏了或对不上：重画
+    frames, text_px = _draw_all_frames(ex, grid)
+    try:
+        text = json.dumps({"frames": frames, "text_px": text_px}).encode("utf-8")
+        _cache.write_atomically(path, lambda handle: handle.write(text))
+        _cache.evict_old_versions(folder, "frames", ".json")
+    except OSError:
+        pass
+    return frames, text_px
+
+
+def _display_size(ex, layout: str) -> str:
+    """图在网页上显示多大：1 英寸 = 100 CSS px（``SCREEN_DPI``，和 JupyterLab 里的活图一样），栏比它窄时再按比例缩小。
+    PNG 按 ``frame_dpi`` 画得更细，所以显示尺寸要写明，不然浏览器按 PNG 的像素数显示、图就大了 1.5 倍。"""
+    width, height = ex.figure_pixels(layout=layout, dpi=SCREEN_DPI)
+    return f'width="{width}" height="{height}"'
+
+
+def _smallest_text(ex, layout: str, params) -> float:
+    """这一帧里最小的字号 (pt)；有字伸出了图外就报错（画出来的只会是半截字）。"""
+    items = ex.texts(layout=layout, dpi=ex.frame_dpi)
+    width, height = ex.figure_pixels(layout=layout, dpi=ex.frame_dpi)
+    for item in items:
+        if item.outside(width, height):
+            where = "、".join(f"{k}={v}" for k, v in params.items()) or "（没有滑块）"
+            raise ValueError(
+                f"「{ex.title}」的{'窄版（手机）' if layout == 'narrow' else '宽版（电脑）'}里，文字「{item.text}」"
+                f"伸出了图外（{where} 这一帧；图 {width}×{height} 像素，这段字占 x {item.box[0]:.0f}–{item.box[2]:.0f}、"
+                f"y {item.box[1]:.0f}–{item.box[3]:.0f}）。请缩短这段字、换行，或在这种版式里给它留出地方。")
+    return min((item.size_pt for item in items), default=float("inf"))
 
 
 def _check_frame_count(ex) -> None:
@@ -176,16 +263,26 @@ def _save(frame_b64: str, folder: Path) -> str:
 def externalize_frames(page: str, folder: Path, prefix: str) -> str:
     """把 HTML 里每个播放器的 base64 帧写成 ``folder`` 里的文件（文件名是内容哈希），换成 ``prefix + 文件名``。
 
-    网页首次加载只下载每张图的当前帧，其余帧在图快进入视野时才预取（见 ``player.js``），
-    而且省掉了 base64 多出的三分之一。对已经换过的页面再做一次，结果不变。
-    """
+    网页首次加载只下载每张图正在显示的那种版式的当前帧，其余帧在图快进入视野时才预取（见 ``player.js``），
+    而且省掉了 base64 多出的三分之一。帧成了文件，点图才能在新标签页里打开大图（``<a class="tlx-zoom" href>``）。
+    对已经换过的页面再做一次，结果不变。``prefix`` 只许相对地址或 http(s)，写进属性时转义。
 
-    def swap_data(m):
-        data = json.loads(m.group(2))
+    Raises
+    ------
+    TypeError, ValueError
+        ``prefix`` 不是字符串，或带有 http(s) 以外的协议（例如 ``javascript:``）。
+    """
+    prefix = check.safe_link(prefix, "prefix")
+
+    def swap(m):
+        data = json.loads(m.group(4))
         if "frames" not in data:  # 已经换成文件了（没加 --all 的第二次构建只重写改过的页，其余页会再经过这里）
             return m.group(0)
-        data["urls"] = [prefix + _save(f, folder) for f in data.pop("frames")]
-        return m.group(1) + _json_for_html(data) + m.group(3)
+        data["urls"] = {name: [prefix + _save(f, folder) for f in frames] for name, frames in data.pop("frames").items()}
+        idx = int(re.search(r'data-frame="(\d+)"', m.group(1)).group(1))
+        first = {"srcset": data["urls"]["narrow"][idx], "src": data["urls"]["wide"][idx]}
+        head = _INLINE.sub(lambda k: f'{k.group(1)}="{html.escape(first[k.group(1)], quote=True)}"', m.group(2))
+        head = head.replace('<a class="tlx-zoom" ', f'<a class="tlx-zoom" href="{html.escape(first["src"], quote=True)}" ', 1)
+        return m.group(1) + head + m.group(3) + _json_for_html(data) + m.group(5)
 
-    page = _DATA.sub(swap_data, page)
-    return _FIRST_FRAME.sub(lambda m: m.group(1) + prefix + _save(m.group(2), folder) + m.group(3), page)
+    return _PLAYER.sub(swap, page)

@@ -1,0 +1,77 @@
+"""_cache.py：缓存放在哪里、代码版本、原子写入、旧版本的清理（实验结果和可交互图的帧共用这一套）。"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from transformer_lab import _cache
+
+
+def test_the_folder_follows_the_environment_variable(monkeypatch, tmp_path):
+    monkeypatch.setenv(_cache.CACHE_ENV, str(tmp_path))
+    assert _cache.cache_folder() == tmp_path
+    for off in ("off", "OFF", "0", "no"):
+        monkeypatch.setenv(_cache.CACHE_ENV, off)
+        assert _cache.cache_folder() is None
+    monkeypatch.delenv(_cache.CACHE_ENV)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    if os.name == "posix" and os.uname().sysname == "Linux":
+        assert _cache.cache_folder() == tmp_path / "xdg" / "transformer-lab"
+
+
+def test_the_code_version_is_12_hex_digits_and_changes_with_extra_parts():
+    v = _cache.code_version()
+    assert len(v) == 12 and int(v, 16) >= 0 and v == _cache.code_version()
+    assert _cache.code_version("matplotlib 3.11") != v != _cache.code_version("matplotlib 3.10")
+
+
+def test_entry_paths_separate_kind_version_and_key(tmp_path):
+    a = _cache.entry_path(tmp_path, "帧", "0123456789ab", "k1", ".json")
+    assert a.parent == tmp_path and a.name.startswith("帧-0123456789ab-") and a.suffix == ".json"
+    assert a != _cache.entry_path(tmp_path, "帧", "0123456789ab", "k2", ".json")
+    assert a == _cache.entry_path(tmp_path, "帧", "0123456789ab", "k1", ".json")
+
+
+def test_a_failed_write_leaves_neither_a_half_file_nor_a_temporary_one(tmp_path):
+    path = tmp_path / "sub" / "x.bin"
+
+    def broken(handle):
+        handle.write(b"half")
+        raise OSError("磁盘满了")
+
+    with pytest.raises(OSError):
+        _cache.write_atomically(path, broken)
+    assert not path.exists() and list((tmp_path / "sub").iterdir()) == []
+    _cache.write_atomically(path, lambda handle: handle.write(b"whole"))
+    assert path.read_bytes() == b"whole"
+
+
+def _write(folder, kind, version, key, age):
+    path = _cache.entry_path(folder, kind, version, key, ".bin")
+    path.write_bytes(b"x")
+    os.utime(path, (0, 1_000_000 - age))
+    return path
+
+
+def test_only_the_most_recently_used_versions_of_one_kind_are_kept(tmp_path):
+    """每个版本两个文件；v2 最久没用，被删掉；v1 虽然先写，刚用过（touch）就留下；别的种类不动。"""
+    for age, version in ((40, "1" * 12), (30, "2" * 12), (20, "3" * 12), (10, "4" * 12)):
+        for key in ("a", "b"):
+            _write(tmp_path, "帧", version, key, age)
+    other = _write(tmp_path, "别的", "9" * 12, "a", 999)
+    newest_of_v1 = _cache.entry_path(tmp_path, "帧", "1" * 12, "a", ".bin")
+    _cache.touch(newest_of_v1)
+    _cache.evict_old_versions(tmp_path, "帧", ".bin")
+    left = sorted({p.name.split("-")[1] for p in tmp_path.glob("帧-*.bin")})
+    assert left == ["1" * 12, "3" * 12, "4" * 12] and len(list(tmp_path.glob("帧-*.bin"))) == 6
+    assert other.exists()
+
+
+def test_the_eviction_check_can_fail(tmp_path):
+    """反证：keep=4 时四个版本都留着——上面那个测试看到的删除确实来自 keep=3。"""
+    for age, version in ((40, "1" * 12), (30, "2" * 12), (20, "3" * 12), (10, "4" * 12)):
+        _write(tmp_path, "帧", version, "a", age)
+    _cache.evict_old_versions(tmp_path, "帧", ".bin", keep=4)
+    assert len(list(tmp_path.glob("帧-*.bin"))) == 4

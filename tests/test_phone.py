@@ -1,0 +1,178 @@
+"""手机和电脑上读这本书：图里的字够大、页面不横着滚、滑块手指按得住、点图看大图、手机只下载窄版的帧、
+页头只有一个搜索入口而且书名看得见。
+
+字有多大，在浏览器里量：每张图的数据里写着它最小的字在 PNG 上有几个像素（``text_px``，由画图时每一段字的
+字号和 dpi 算出，见 ``widgets/static.py``），乘上图在屏幕上实际的宽度 / PNG 的宽度，就是屏幕上的 CSS px。
+390 px 宽的手机上要 ≥ 11 px，1280 px 宽的电脑上要 ≥ 12 px。正文里除了这种图，不许有别的 <img>。
+``test_the_text_size_check_fails_on_an_old_style_figure`` 证明这个检查能失败：改版前那种 11 英寸宽、8 pt 字的图。
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from transformer_lab.widgets.explorable import Explorable, Slider
+
+from helpers.tiny_view import Titled
+from site_tools import pages
+
+PHONE, LAPTOP = {"width": 390, "height": 844}, {"width": 1280, "height": 900}
+MIN_PX = {390: 11, 1280: 12}
+
+# 每张图：正在显示的版式、最小的字在屏幕上有几个 CSS px；以及正文里不属于可交互图的 <img>
+MEASURE_JS = """async () => {
+  const out = [], stray = [];
+  for (const root of document.querySelectorAll('.tlx')) {
+    const img = root.querySelector('img');
+    root.scrollIntoView();
+    if (!img.complete) await new Promise(r => img.addEventListener('load', r, {once: true}));
+    const data = JSON.parse(root.querySelector('script.tlx-data').textContent);
+    const narrow = matchMedia(data.media).matches, layout = narrow ? 'narrow' : 'wide';
+    const urls = data.urls ? data.urls[layout] : [];
+    out.push({title: root.getAttribute('aria-label'), layout, natural: img.naturalWidth, shown: img.clientWidth,
+              text_px: data.text_px[layout], css_px: data.text_px[layout] * img.clientWidth / img.naturalWidth,
+              right_file: urls.some(u => img.currentSrc.endsWith(u.replace(/^(\\.\\.\\/)+/, '')))});
+  }
+  for (const img of document.querySelectorAll('main img, article img')) {
+    if (!img.closest('.tlx')) stray.push(img.getAttribute('src'));
+  }
+  return {figures: out, stray};
+}"""
+
+
+def _measure(page, base, path, site):
+    page.goto(f"{base}/{path.relative_to(site).as_posix()}")
+    page.wait_for_load_state("networkidle")
+    return page.evaluate(MEASURE_JS)
+
+
+@pytest.mark.parametrize("viewport", [PHONE, LAPTOP], ids=["phone-390", "laptop-1280"])
+def test_every_figure_reads_on_a_phone_and_a_laptop(site, browser, server, viewport):
+    context = browser.new_context(viewport=viewport)
+    page = context.new_page()
+    small, stray, wrong, count = [], {}, [], 0
+    for path in pages(site):
+        found = _measure(page, server, path, site)
+        for fig in found["figures"]:
+            count += 1
+            expected = "narrow" if viewport["width"] < 700 else "wide"
+            if fig["layout"] != expected or not fig["right_file"]:
+                wrong.append(f"{path.name}「{fig['title']}」显示的是 {fig['layout']}（应为 {expected}）")
+            if fig["css_px"] < MIN_PX[viewport["width"]]:
+                small.append(f"{path.name}「{fig['title']}」：最小的字 {fig['css_px']:.1f} px"
+                             f"（PNG 上 {fig['text_px']} px，图宽 {fig['natural']} px 显示成 {fig['shown']} px）")
+        if found["stray"]:
+            stray[path.name] = found["stray"]
+    context.close()
+    assert count > 0
+    assert not wrong, "\n".join(wrong)
+    assert not small, f"{viewport['width']} px 宽的屏幕上字太小（要 ≥ {MIN_PX[viewport['width']]} px）：\n" + "\n".join(small)
+    assert not stray, f"正文里有不是可交互图（没有两种版式、量不出字号）的图片：{stray}"
+
+
+def test_the_text_size_check_fails_on_an_old_style_figure(browser):
+    """反证：改版前那种图——11 英寸宽、100 dpi、8 pt 的字——放进手机和电脑的正文宽度，同一个量法都报太小。"""
+    old = Explorable(Titled, [Slider("a", (1, 2))], title="旧图", alt="{a}", data={"title": "t", "tick_pt": 8},
+                     size=(11.0, 3.5), ncols=3, narrow_size=(11.0, 3.5), frame_dpi=100)
+    html = old.static_html()
+    for viewport, column in ((PHONE, 358), (LAPTOP, 688)):
+        page = browser.new_page(viewport=viewport)
+        page.set_content(f'<main style="width:{column}px">{html}</main>')
+        (fig,) = page.evaluate(MEASURE_JS)["figures"]
+        page.close()
+        assert fig["css_px"] < MIN_PX[viewport["width"]], fig
+
+
+@pytest.mark.parametrize("width", [360, 390])
+def test_no_chapter_scrolls_sideways_on_a_phone(site, browser, server, width):
+    """窄屏上页面本身不横着滚：宽的代码和表格在自己的框里横着滚。"""
+    context = browser.new_context(viewport={"width": width, "height": 800})
+    page = context.new_page()
+    wide = {}
+    for path in pages(site):
+        page.goto(f"{server}/{path.relative_to(site).as_posix()}")
+        page.wait_for_load_state("networkidle")
+        scroll, inner = page.evaluate("() => [document.documentElement.scrollWidth, window.innerWidth]")
+        if scroll > inner:
+            culprits = page.evaluate("""() => [...document.querySelectorAll('main *')]
+                .filter(e => e.getBoundingClientRect().right > window.innerWidth + 1)
+                .slice(0, 3).map(e => e.tagName + '.' + e.className)""")
+            wide[path.name] = (scroll, culprits)
+    context.close()
+    assert not wide, f"{width} px 宽时这些页面会横着滚：{wide}"
+
+
+def test_sliders_fit_a_thumb_and_a_tap_opens_the_figure_full_size(site, browser, server):
+    context = browser.new_context(viewport=PHONE, has_touch=True, is_mobile=True)
+    page = context.new_page()
+    page.goto(f"{server}/notebooks/04_four_steps.html")
+    page.wait_for_load_state("networkidle")
+    heights = page.evaluate("() => [...document.querySelectorAll('input.tlx-range')].map(e => e.getBoundingClientRect().height)")
+    assert heights and min(heights) >= 44, heights
+    root = page.locator(".tlx").filter(has=page.locator("input.tlx-range")).first  # 第一张有滑块的图（静态图没有）
+    zoom = root.locator("a.tlx-zoom")
+    root.scroll_into_view_if_needed()
+    first = zoom.get_attribute("href")
+    assert first and re.search(r"_static/tlx/[0-9a-f]{16}\.png$", first)
+    assert root.locator("img").evaluate("i => i.currentSrc").endswith(first.split("../")[-1])  # 打开的就是屏幕上这一帧
+    slider = root.locator("input.tlx-range")
+    slider.focus()
+    page.keyboard.press("End")
+    page.wait_for_function("r => r.querySelector('img').complete && r.querySelector('a.tlx-zoom').href.endsWith("
+                           "r.querySelector('img').currentSrc.split('/').pop())", arg=root.element_handle())
+    assert zoom.get_attribute("href") != first
+    label = root.locator("output").first
+    box, slider_box = label.bounding_box(), slider.bounding_box()
+    assert box["y"] + box["height"] <= slider_box["y"] + 1 or box["x"] + box["width"] <= slider_box["x"] + 1  # 数值不在手指下
+    context.close()
+
+
+def test_a_phone_downloads_only_narrow_frames_and_a_laptop_only_wide_ones(site, browser, server):
+    wide_urls, narrow_urls = set(), set()
+    for path in pages(site):
+        text = path.read_text(encoding="utf-8")
+        for blob in re.findall(r'<script type="application/json" class="tlx-data">(.*?)</script>', text, re.S):
+            data = json.loads(blob)
+            wide_urls |= {u.split("/")[-1] for u in data["urls"]["wide"]}
+            narrow_urls |= {u.split("/")[-1] for u in data["urls"]["narrow"]}
+    only_wide, only_narrow = wide_urls - narrow_urls, narrow_urls - wide_urls
+    for viewport, forbidden in ((PHONE, only_wide), (LAPTOP, only_narrow)):
+        context = browser.new_context(viewport=viewport)
+        page = context.new_page()
+        seen = []
+        page.on("request", lambda r: seen.append(r.url.split("/")[-1]))
+        page.goto(f"{server}/notebooks/06_positional_encoding.html")
+        page.wait_for_load_state("networkidle")
+        page.evaluate("async () => { for (let y = 0; y < document.body.scrollHeight; y += 600) {"
+                      " window.scrollTo(0, y); await new Promise(r => setTimeout(r, 30)); } }")
+        page.wait_for_load_state("networkidle")
+        context.close()
+        assert seen and not set(seen) & forbidden, f"{viewport['width']} px 宽时下载了另一种版式的帧"
+
+
+@pytest.mark.parametrize("viewport", [PHONE, LAPTOP], ids=["phone-390", "laptop-1280"])
+def test_one_search_entry_and_the_book_title_is_visible(site, browser, server, viewport):
+    context = browser.new_context(viewport=viewport)
+    page = context.new_page()
+    page.goto(f"{server}/notebooks/03_qkv.html")
+    page.wait_for_load_state("networkidle")
+    searches = page.evaluate("""() => [...document.querySelectorAll('.search-button, .search-button-field, #searchbox')]
+        .filter(e => { const r = e.getBoundingClientRect(); const s = getComputedStyle(e);
+                       return r.width > 0 && r.height > 0 && s.visibility !== 'hidden' && s.display !== 'none'; })
+        .map(e => e.className || e.id)""")
+    assert len(searches) == 1, f"{viewport['width']} px：看得见的搜索入口有 {len(searches)} 个：{searches}"
+    title = page.evaluate("""() => {
+        const found = [...document.querySelectorAll('a, p, span, h1, div')]
+          .filter(e => e.children.length === 0 && e.textContent.trim() === 'Transformer 实验室');
+        const states = found.map(el => {
+          const r = el.getBoundingClientRect();
+          if (!r.width || r.right <= 0 || r.left >= innerWidth || r.bottom <= 0 || r.top >= innerHeight) return 'hidden';
+          const top = document.elementFromPoint(r.left + r.width / 2, r.top + r.height / 2);
+          return top && (el.contains(top) || top.contains(el)) ? 'visible' : 'covered by ' + (top && top.className);
+        });
+        return states.includes('visible') ? 'visible' : states.join('; ') || 'missing'; }""")
+    context.close()
+    assert title == "visible", f"{viewport['width']} px：书名 {title}"

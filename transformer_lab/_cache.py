@@ -1,0 +1,157 @@
+"""硬盘缓存的共用部分：放在哪里、"同一份代码"怎么认、怎么写才不会留下半个文件、旧版本怎么清理。
+
+两处用它：``lessons/stored.py`` 存训练好的实验结果，``widgets/static.py`` 存可交互图预先画好的帧。
+一次 ``python dev.py test`` 里同一章会被好几个进程执行（nbval、建网站、JupyterLab、测试进程自己），
+算过一次就让别的进程直接读。
+
+* **存放位置**：环境变量 ``TRANSFORMER_LAB_CACHE`` 指定的文件夹；没有就用用户的缓存目录（Linux
+  ``~/.cache/transformer-lab``，macOS ``~/Library/Caches/transformer-lab``，Windows ``%LOCALAPPDATA%``）。
+  设 ``TRANSFORMER_LAB_CACHE=off`` 就完全不读不写。删掉这个文件夹也没关系：下次再算一遍。
+* **同一份代码**：文件名里写着代码版本 = ``transformer_lab`` 全部源文件 + NumPy、Python 版本 + 机器架构
+  （再加上调用者给的版本号，比如画图时的 matplotlib 版本）的哈希。改了包里任何一行，版本就变了，旧结果不会被误用。
+* **不留半个文件**：先写临时文件再改名（改名是原子的），几个进程同时写也没关系。
+* **不越攒越多**：同一种东西只留最近用过的 ``KEEP_VERSIONS`` 个代码版本。
+
+本模块只依赖标准库和 NumPy（只读它的版本号）。
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import platform
+import sys
+import tempfile
+from collections.abc import Callable
+from functools import cache
+from pathlib import Path
+from typing import BinaryIO
+
+import numpy as np
+
+__all__ = ["CACHE_ENV", "KEEP_VERSIONS", "cache_folder", "code_version", "entry_path", "write_atomically", "touch",
+           "evict_old_versions", "fingerprint"]
+
+CACHE_ENV = "TRANSFORMER_LAB_CACHE"
+KEEP_VERSIONS = 3  # 每种东西最多留几个代码版本（最近用过的几个），更早的删掉
+PACKAGE = Path(__file__).resolve().parent
+_HEX12 = "?" * 12
+
+
+def cache_folder() -> Path | None:
+    """缓存文件夹；``TRANSFORMER_LAB_CACHE=off`` 时为 None。"""
+    chosen = os.environ.get(CACHE_ENV, "")
+    if chosen.lower() in ("off", "0", "no"):
+        return None
+    if chosen:
+        return Path(chosen)
+    if sys.platform == "win32":
+        base = Path(os.environ.get("LOCALAPPDATA", Path.home() / "AppData" / "Local"))
+    elif sys.platform == "darwin":
+        base = Path.home() / "Library" / "Caches"
+    else:
+        base = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache"))
+    return base / "transformer-lab"
+
+
+@cache
+def _code_digest() -> str:
+    """``transformer_lab`` 全部源文件（.py/.js/.css）和数据（.txt）内容的哈希（同一个进程里只算一次）。"""
+    h = hashlib.sha256()
+    for path in sorted(p for p in PACKAGE.rglob("*") if p.suffix in {".py", ".js", ".css", ".txt"}):
+        h.update(path.relative_to(PACKAGE).as_posix().encode())
+        h.update(path.read_bytes())
+    return h.hexdigest()
+
+
+def code_version(*extra: str) -> str:
+    """代码版本（12 位十六进制）：包的源文件、NumPy、Python、机器架构，再加上 ``extra``。"""
+    parts = [_code_digest(), np.__version__, f"{sys.version_info[0]}.{sys.version_info[1]}", platform.machine(), *extra]
+    return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:12]
+
+
+def entry_path(folder: Path, kind: str, version: str, key: str, suffix: str) -> Path:
+    """``<kind>-<代码版本>-<key 的哈希>.<suffix>``：文件名里分开写代码版本，才认得出哪些是旧版本留下的。"""
+    return folder / f"{kind}-{version}-{hashlib.sha256(key.encode()).hexdigest()[:12]}{suffix}"
+
+
+def write_atomically(path: Path, write: Callable[[BinaryIO], None]) -> None:
+    """``write(文件)`` 写进临时文件，写完再改名成 ``path``：别的进程要么看不到，要么看到完整的文件。"""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            write(handle)
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+
+
+def touch(path: Path) -> None:
+    """记下"最近用过"（清理旧版本时按文件的修改时间排先后）。"""
+    try:
+        os.utime(path)
+    except OSError:
+        pass
+
+
+def evict_old_versions(folder: Path, kind: str, suffix: str, keep: int = KEEP_VERSIONS) -> None:
+    """``kind`` 这种文件只留最近用过的 ``keep`` 个代码版本（按修改时间），其余的删掉。"""
+    files = list(folder.glob(f"{kind}-{_HEX12}-{_HEX12}{suffix}"))
+    start = len(kind) + 1
+    newest: dict[str, float] = {}
+    for path in files:
+        version = path.name[start:start + 12]
+        try:
+            newest[version] = max(newest.get(version, 0.0), path.stat().st_mtime)
+        except OSError:
+            continue
+    kept = set(sorted(newest, key=newest.get, reverse=True)[:keep])
+    for path in files:
+        if path.name[start:start + 12] not in kept:
+            try:
+                path.unlink()
+            except OSError:
+                pass  # 别的进程刚删掉，或没有权限：不影响结果
+
+
+def fingerprint(value) -> str | None:
+    """``value`` 的内容指纹（十六进制 sha256）：数组按 dtype、形状和每个字节，字典、列表、元组逐项，数和字符串按值。
+
+    只认这几种类型；别的对象（它的 ``repr`` 未必写出全部内容）返回 None，调用者就不用缓存——宁可重算，
+    也不拿错的结果。
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> fingerprint({"w": np.eye(2)}) == fingerprint({"w": np.eye(2)}), fingerprint({"w": np.eye(2) * 2})[:4] != ""
+    (True, True)
+    >>> fingerprint({"w": np.eye(2)}) == fingerprint({"w": np.eye(2) * 2}), fingerprint(object())
+    (False, None)
+    """
+    h = hashlib.sha256()
+
+    def feed(v) -> bool:
+        if isinstance(v, np.ndarray):
+            if v.dtype.kind == "O":
+                return False
+            h.update(f"array {v.dtype.str} {v.shape}|".encode())
+            h.update(np.ascontiguousarray(v).tobytes())
+            return True
+        if isinstance(v, np.generic):
+            h.update(f"scalar {v.dtype.str} {v.item()!r}|".encode())
+            return True
+        if v is None or isinstance(v, (bool, int, float, str)):
+            h.update(f"{type(v).__name__} {v!r}|".encode())
+            return True
+        if isinstance(v, (list, tuple)):
+            h.update(f"{type(v).__name__} {len(v)}(".encode())
+            return all(feed(x) for x in v) and not h.update(b")")
+        if hasattr(v, "keys") and hasattr(v, "__getitem__"):  # 字典和 Mapping（包括训练记录 Run）
+            h.update(f"map {type(v).__name__} {len(v)}(".encode())
+            return all(feed(k) and feed(v[k]) for k in v.keys()) and not h.update(b")")
+        return False
+
+    return h.hexdigest() if feed(value) else None
+

@@ -1,0 +1,299 @@
+"""第 10 章的可交互图：一个真正训练过的 Transformer（all-MiniLM-L6-v2，以及 4 位量化的 multilingual-e5-small）。
+
+权重来自 ``tl.pretrained.load``，前向用的是本书自己的 ``tl.core`` 函数。这里只画图：每张图的数据在工厂函数里
+算一次（同一个进程里模型只载入一次），view 只读。所有数字都是测出来的，不是设计的——图上写明了。
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Sequence
+
+import numpy as np
+from matplotlib.patches import Rectangle
+
+from .. import _validation as check
+from ..plot.heatmap import attention_heatmap, labelled_heatmap
+from ..pretrained import load, measures, sentences
+from ..pretrained.unigram import METASPACE
+from ..widgets.explorable import Explorable, Slider
+
+__all__ = ["MINILM", "E5", "real_attention", "real_token_heads", "real_similarity", "real_attention_zh",
+           "pronoun_heads"]
+
+MINILM, E5 = "all-MiniLM-L6-v2", "multilingual-e5-small"
+TOKEN_QUERIES = ("it", "animal", "street", "tired")  # 一个词元在一层 12 个头里看向谁：可选的查询词
+
+
+def _display_tokens(tokens: list[str]) -> list[str]:
+    """轴上写的词元：e5 的“▁”（词的开头）换成下划线 “_”，其余原样（[CLS]、##ing 都保留，读者要看到分词的真相）。
+
+    >>> _display_tokens(["<s>", "▁The", "▁", "它", "</s>"])
+    ['<s>', '_The', '_', '它', '</s>']
+    """
+    return [t.replace(METASPACE, "_") for t in tokens]
+
+
+def _narrow_without_colorbar(heat) -> None:
+    """窄版：去掉热力图的色条、让格子随图拉伸，词元标签才放得下。"""
+    heat.image.colorbar.remove()
+    heat.image.axes.set_aspect("auto")
+
+
+# ---------------------------------------------------------------- 一句话的 72（或 144）张注意力图
+
+
+class _HeatView:
+    """一张注意力热力图（行 = 查询词元，列 = 键词元），滑块选层和头；标题里写“代词”那一行给两个候选词的权重。"""
+
+    def __init__(self, fig, axes, layout, result, pronoun, candidates, model_label):
+        self.result, self.narrow, self.label = result, layout.narrow, model_label
+        tokens = _display_tokens(result["tokens"])
+        T = len(tokens)
+        self.q = measures.find_word(result["tokens"], pronoun)[0]
+        self.cols = [measures.find_word(result["tokens"], c) for c in candidates]
+        self.pronoun, self.candidates = pronoun, candidates
+        self.heat = attention_heatmap(np.zeros((T, T)), tokens, ax=axes[0], title="", annotate=False)
+        ax = axes[0]
+        ax.set_xlabel("被关注的词元（键）" if layout.narrow else "被关注的词元（键 Key）")
+        ax.set_ylabel("提问的词元（查询）" if layout.narrow else "提问的词元（查询 Query）")
+        ax.tick_params(labelsize=9)
+        ax.get_yticklabels()[self.q].set_color("#b5367a")
+        if layout.narrow:  # 手机上省下色条的宽度给格子：颜色的意思写在正文里（亮 = 权重大，最大 1）
+            _narrow_without_colorbar(self.heat)
+        self.suptitle = fig.suptitle(" ", fontsize=10 if not layout.narrow else 9)
+        self.artists = [*self.heat.artists, self.suptitle]
+
+    def update(self, layer, head):
+        w = self.result["attentions"][layer - 1, head - 1].astype(np.float64)  # (T, T)
+        self.heat.set_values(w)
+        a, b = (float(w[self.q, c].sum()) for c in self.cols)
+        c0, c1 = self.candidates
+        if self.narrow:
+            text = (f"{self.label}\n第 {layer} 层第 {head} 头（训练出来的）\n"
+                    f"“{self.pronoun}”给 {c0} {a:.2f}，给 {c1} {b:.2f}")
+        else:
+            text = (f"{self.label}，第 {layer} 层第 {head} 头（训练出来的权重，不是设计的）\n"
+                    f"“{self.pronoun}”那一行：给 {c0} {a:.2f}，给 {c1} {b:.2f}，给句首的 {self.result['tokens'][0]} "
+                    f"{w[self.q, 0]:.2f}")
+        self.suptitle.set_text(text)
+        return {"weights": w, "pronoun_row": w[self.q], "candidates": np.array([a, b])}
+
+
+def real_attention() -> Explorable:
+    """第 10 章：all-MiniLM-L6-v2 读 “The animal didn't cross the street because it was too tired.”，6 层 × 12 个头。"""
+    text, _ = sentences.PRONOUN_CASES_EN[0]
+    model = load(MINILM)
+    L, H = model.config.num_layers, model.config.num_heads
+    return Explorable(
+        view=_HeatView,
+        data={"result": model.run(text), "pronoun": "it", "candidates": ("animal", "street"), "model_label": MINILM},
+        sliders=[Slider("layer", tuple(range(1, L + 1)), label="第几层", default=5),
+                 Slider("head", tuple(range(1, H + 1)), label="第几个头", default=1)],
+        title="真模型的 72 张注意力图：all-MiniLM-L6-v2 读 it 那句话",
+        alt="all-MiniLM-L6-v2 第 {layer} 层第 {head} 个头读 “The animal didn't cross the street because it was too "
+            "tired.” 的注意力热力图（行 = 查询词元，列 = 键词元）。",
+        size=(6.8, 5.6), narrow_size=(3.6, 4.9), max_frames=L * H, frame_dpi=90,
+    )
+
+
+def real_attention_zh() -> Explorable:
+    """第 10 章：4 位量化的 multilingual-e5-small 读“那只动物没有过马路，它太累了。”，12 层 × 头 1–12。"""
+    text, _ = sentences.PRONOUN_CASES_ZH[0]
+    model = load(E5)
+    L, H = model.config.num_layers, model.config.num_heads
+    return Explorable(
+        view=_HeatView,
+        data={"result": model.run(text), "pronoun": "它", "candidates": ("动物", "马路"),
+              "model_label": "multilingual-e5-small（4 位量化）"},
+        sliders=[Slider("layer", tuple(range(1, L + 1)), label="第几层", default=L),
+                 Slider("head", tuple(range(1, H + 1)), label="第几个头", default=1)],
+        title="4 位量化的 multilingual-e5-small 读“它”那句话：12 层 × 12 个头",
+        alt="4 位量化的 multilingual-e5-small 第 {layer} 层第 {head} 个头读“那只动物没有过马路，它太累了。”的注意力热力图。",
+        size=(6.0, 4.9), narrow_size=(3.6, 4.4), max_frames=L * H, frame_dpi=72,  # 144 帧：图小一点、分辨率低一点，全章才不超过 8 MB
+    )
+
+
+# ---------------------------------------------------------------- 一个词元，在一层的 12 个头里
+
+
+class _TokenHeadsView:
+    """行 = 一层的 12 个头，列 = 键词元：选中的词元在每个头里把注意力给了谁。"""
+
+    def __init__(self, fig, axes, layout, result):
+        self.result = result
+        tokens = _display_tokens(result["tokens"])
+        H, T = result["attentions"].shape[1], len(tokens)
+        self.heat = labelled_heatmap(np.zeros((H, T)), [f"头 {h + 1}" for h in range(H)], tokens, ax=axes[0],
+                                     annotate=False, aspect="auto")
+        axes[0].set_xlabel("被关注的词元（键）")
+        axes[0].tick_params(labelsize=9)
+        if layout.narrow:
+            _narrow_without_colorbar(self.heat)
+        self.narrow = layout.narrow
+        self.suptitle = fig.suptitle(" ", fontsize=9 if layout.narrow else 10)
+        self.artists = [self.heat.image, self.suptitle]
+
+    def update(self, layer, word):
+        q = measures.find_word(self.result["tokens"], word)[0]
+        rows = self.result["attentions"][layer - 1, :, q].astype(np.float64)  # (H, T)
+        self.heat.set_values(rows)
+        top = rows.argmax(axis=-1)  # (H,) 每个头最看重的词元
+        n_cls = int(np.sum(top == 0))
+        sep = "\n" if self.narrow else "，"
+        self.suptitle.set_text(f"第 {layer} 层：“{word}”在 12 个头里各看向谁{sep}"
+                               f"{n_cls} 个头最看重句首的 [CLS]" + ("" if self.narrow else "（训练出来的权重）"))
+        return {"rows": rows, "top": top}
+
+
+def real_token_heads() -> Explorable:
+    """第 10 章：一个词元在一层的 12 个头里各把注意力给了谁（all-MiniLM-L6-v2，it 那句话）。"""
+    text, _ = sentences.PRONOUN_CASES_EN[0]
+    model = load(MINILM)
+    return Explorable(
+        view=_TokenHeadsView,
+        data={"result": model.run(text)},
+        sliders=[Slider("layer", tuple(range(1, model.config.num_layers + 1)), label="第几层", default=5),
+                 Slider("word", TOKEN_QUERIES, label="查询词", default="it")],
+        title="一个词，12 个头：all-MiniLM-L6-v2 的一层里，每个头让它看向哪里",
+        alt="all-MiniLM-L6-v2 第 {layer} 层：词元 {word} 在 12 个头里对句中每个词元的注意力（每行一个头）。",
+        size=(6.8, 4.4), narrow_size=(3.6, 4.4), frame_dpi=100,
+    )
+
+
+# ---------------------------------------------------------------- 句向量的相似度
+
+SIMILARITY_TOPICS = ("猫", "天气", "做饭", "金融")  # 十二句按顺序每三句一个话题
+TOPIC_COLOURS = ("#31688e", "#35b779", "#e8a33d", "#b5367a")
+
+
+@functools.lru_cache(maxsize=8)
+def _sentence_vectors(texts: tuple[str, ...]) -> np.ndarray:
+    """MiniLM 的句向量 (N, D)，同一组句子在一个进程里只算一次（只读，大家共用）。"""
+    vectors = load(MINILM).sentence_vectors(list(texts))
+    vectors.flags.writeable = False
+    return vectors
+
+
+def _similarity_texts(texts: object) -> list[str]:
+    """检查 ``real_similarity`` 的句子：字符串的列表，3、6、9 或 12 句（每三句一个话题），都不是空串。"""
+    if not isinstance(texts, (list, tuple)) or not all(isinstance(t, str) for t in texts):
+        raise TypeError(f"texts 必须是字符串的列表或元组（每三句一个话题），收到的是 {check.describe(texts)}。")
+    if len(texts) not in (3, 6, 9, 12):
+        raise ValueError(f"texts 必须有 3、6、9 或 12 句（每三句一个话题，最多四个话题），收到 {len(texts)} 句。")
+    empty = [i for i, t in enumerate(texts) if not t.strip()]
+    if empty:
+        raise ValueError(f"texts 里的句子不能是空串：第 {empty[0] + 1} 句是空的。")
+    return list(texts)
+
+
+class _SimilarityView:
+    """选一句；横条 = 它和每一句（平均池化、长度 1 的句向量）的余弦相似度。句子写在横条上方。"""
+
+    def __init__(self, fig, axes, layout, texts, vectors):
+        self.texts, self.vectors = texts, vectors
+        ax = axes[0]
+        n = len(texts)
+        colours = [TOPIC_COLOURS[i // 3] for i in range(n)]
+        self.bars = ax.barh(np.arange(n), np.zeros(n), height=0.45, color=colours)
+        for i, t in enumerate(texts):
+            ax.text(0.0, i - 0.3, f"{i + 1}. {t}", fontsize=9, va="bottom", ha="left")
+        self.values = [ax.text(0.0, i, "", fontsize=9, va="center", ha="left") for i in range(n)]
+        ax.set_ylim(n - 0.4, -0.9)
+        ax.set_xlim(0, 1.18)
+        ax.set_yticks([])
+        ax.set_xlabel("余弦相似度（1 = 方向完全相同）")
+        for side in ("top", "right", "left"):
+            ax.spines[side].set_visible(False)
+        self.suptitle = fig.suptitle(" ", fontsize=9 if layout.narrow else 10)
+        self.narrow = layout.narrow
+        self.artists = [*self.bars, *self.values, self.suptitle]
+
+    def update(self, pick):
+        i = pick - 1
+        cos = (self.vectors.astype(np.float64) @ self.vectors[i].astype(np.float64))  # (N,) 长度都是 1：点积 = 余弦
+        for bar, v, label in zip(self.bars, cos, self.values):
+            bar.set_width(max(float(v), 0.0))
+            label.set_position((max(float(v), 0.0) + 0.01, label.get_position()[1]))
+            label.set_text(f"{round(float(v), 2) + 0.0:.2f}")  # + 0.0：不显示 "-0.00"
+        others = np.delete(np.arange(len(cos)), i)
+        best = int(others[np.argmax(cos[others])])
+        sep = "\n" if self.narrow else "；"
+        self.suptitle.set_text(f"选第 {pick} 句：和它最像的是第 {best + 1} 句（{cos[best]:.2f}）{sep}"
+                               f"颜色 = 话题（{'、'.join(SIMILARITY_TOPICS)}）")
+        return {"cosine": cos, "best": np.array([best])}
+
+
+def real_similarity(texts: Sequence[str] | None = None) -> Explorable:
+    """第 10 章：all-MiniLM-L6-v2 的句向量（最后一层平均、长度 1）：选一句，看它和每一句的余弦相似度。
+
+    Parameters
+    ----------
+    texts : list of str, optional
+        要比的句子，按顺序每三句一个话题（颜色按话题分），3 到 12 句；默认是本章的十二句
+        ``pretrained.sentences.SIMILARITY_EN``。
+
+    Raises
+    ------
+    TypeError
+        ``texts`` 不是字符串的列表或元组。
+    ValueError
+        句数不是 3、6、9 或 12，或某一句是空串。
+    """
+    texts = list(sentences.SIMILARITY_EN) if texts is None else _similarity_texts(texts)
+    return Explorable(
+        view=_SimilarityView,
+        data={"texts": texts, "vectors": _sentence_vectors(tuple(texts))},
+        sliders=[Slider("pick", tuple(range(1, len(texts) + 1)), label="选一句", default=1)],
+        title="句向量：意思相近的句子，向量的方向也相近（all-MiniLM-L6-v2）",
+        alt="all-MiniLM-L6-v2 的句向量：第 {pick} 句和十二句各自的余弦相似度（横条，颜色表示话题）。",
+        size=(6.8, 6.4), narrow_size=(3.6, 7.2), frame_dpi=80,
+    )
+
+
+# ---------------------------------------------------------------- 静态图：72 个头，it 指对了吗
+
+
+class _PronounHeadsView:
+    """两张 L × H 的表（两句各一张）：每个头给“实际所指”那个词的份额 = 它 / (animal + street)。"""
+
+    def __init__(self, fig, axes, layout, table, titles):
+        share = table.right_share  # (N, L, H)
+        L, H = share.shape[1:]
+        self.share = share
+        for ax, s, title in zip(axes, share, titles):
+            labelled_heatmap(s, [f"{i + 1}" for i in range(L)], [f"{h + 1}" for h in range(H)], ax=ax, title=title,
+                             annotate=False, aspect="equal")
+            ax.set_xlabel("头")
+            ax.set_ylabel("层")
+            ax.tick_params(labelsize=9)
+            for layer, head in zip(*np.nonzero(s > 0.5)):
+                ax.text(head, layer, "✓" if layout.narrow else "对", ha="center", va="center", fontsize=9,
+                        color="black" if s[layer, head] > 0.6 else "white")
+        both = table.resolving_heads()
+        for ax in axes:  # 两句都指对的头：两张表里都描一个红框
+            for layer, head in both:
+                ax.add_patch(Rectangle((head - 0.5, layer - 0.5), 1, 1, fill=False, edgecolor="#e8473d", lw=2))
+        self.suptitle = fig.suptitle(f"72 个头里，两句都“指对了”的有 {len(both)} 个（红框；格子越亮，越偏向实际所指的词）",
+                                     fontsize=9 if layout.narrow else 10)
+        if layout.narrow:
+            self.suptitle.set_text(f"两句都“指对了”的头：{len(both)} 个（红框）\n越亮越偏向实际所指")
+
+    def update(self):
+        return {"right_share": self.share}
+
+
+def pronoun_heads() -> Explorable:
+    """第 10 章的静态图：it 的注意力在 animal 与 street 之间，“实际所指”那个分到几成，6 层 × 12 头，两句话。"""
+    model = load(MINILM)
+    cases = sentences.PRONOUN_CASES_EN
+    table = measures.pronoun_table([model.run(t) for t, _ in cases], [e for _, e in cases], "it", ("animal", "street"))
+    return Explorable(
+        view=_PronounHeadsView,
+        data={"table": table, "titles": ("…too tired（it = animal）", "…too wide（it = street）")},
+        sliders=[],
+        title="it 指谁：72 个头各自的答案",
+        alt="all-MiniLM-L6-v2 的 72 个头：it 分给 animal 和 street 的注意力里，实际所指的词占几成；两句话各一张表。",
+        size=(6.8, 2.8), ncols=2, narrow_size=(3.6, 4.6),
+    )
+
