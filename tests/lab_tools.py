@@ -258,8 +258,11 @@ def _frame(widget) -> tuple[str, str]:
     return img.get_attribute("src") or "", img.evaluate(_DIGEST_JS)
 
 
-def _wait_new_frame(widget, old: tuple[str, str], start: float, timeout_s: float = 15) -> tuple[bool, float]:
-    """等图片换成新的一帧（src 变了且图已载入）：返回（像素变了没有，从 ``start`` 算起的用时）。超时算没变。"""
+def _wait_new_frame(widget, old: tuple[str, str], start: float, timeout_s: float = 40) -> tuple[bool, float]:
+    """等图片换成新的一帧（src 变了且图已载入）：返回（像素变了没有，从 ``start`` 算起的用时）。超时算没变。
+
+    上限放得宽（40 秒）：CI 里十几个内核和别的测试抢两个核时，第 10 章的大图偶尔要十几秒才换帧；
+    这里只判断“换没换”，换帧有多快由 benchmarks/jupyterlab_timing.py 量。"""
     while time.monotonic() - start < timeout_s:
         src, digest = _frame(widget)
         if src not in ("", old[0]) and digest:
