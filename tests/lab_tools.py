@@ -151,7 +151,7 @@ _STATE_JS = """() => {
   const status = document.querySelector('.jp-Notebook-ExecutionIndicator');
   const prompts = [...document.querySelectorAll('.jp-CodeCell .jp-InputPrompt')].map(p => p.textContent.trim());
   return {
-    idle: !!status && status.getAttribute('data-status') === 'idle',
+    status: status ? status.getAttribute('data-status') : null,
     cells: prompts.length,
     numbered: prompts.filter(p => /^\\[\\d+\\]/.test(p)).length,
     queued: prompts.filter(p => p.startsWith('[*]')).length,
@@ -175,7 +175,9 @@ _OUTPUTS_JS = """() => {
 
 
 def open_notebook(context, base: str, path: Path, report: LabReport):
-    """在新标签页里打开 notebook（每个 notebook 一个工作区，几个标签页互不打扰），等内核就绪，点 Run All。"""
+    """在新标签页里打开 notebook（每个 notebook 一个工作区，几个标签页互不打扰），等内核就绪，点 Run All。
+
+    返回 ``(page, 点击的时刻)``（``time.monotonic()``）。"""
     page = context.new_page()
     page.on("console", lambda m: report.console.append(m.text) if m.type == "error" else None)
     page.on("pageerror", lambda e: report.console.append(f"pageerror: {e} {e.stack or ''}"[:600]))
@@ -187,8 +189,9 @@ def open_notebook(context, base: str, path: Path, report: LabReport):
     page.wait_for_function("() => (document.querySelector('.jp-Notebook-ExecutionIndicator') || {})"
                            ".getAttribute && document.querySelector('.jp-Notebook-ExecutionIndicator')"
                            ".getAttribute('data-status') === 'idle'", timeout=120_000)
+    clicked = time.monotonic()
     _run_all(page)
-    return page
+    return page, clicked
 
 
 def _run_all(page) -> None:
@@ -203,36 +206,60 @@ def _run_all(page) -> None:
     raise AssertionError("菜单里找不到“运行所有单元格”(runmenu:run-all)")
 
 
+def kernel_states(base: str) -> dict[str, str]:
+    """服务器那一侧每个 notebook 的内核状态：{notebook 名: execution_state}（"idle"、"busy"……）。
+
+    页面上的执行指示灯 (``.jp-Notebook-ExecutionIndicator``) 在机器很忙时偶尔停在 busy 不再更新（一次 CI 里，
+    第 1 章的 29 个单元格都跑完了，指示灯却 600 秒没变回 idle）；服务器记下的内核状态才是准的。"""
+    with urllib.request.urlopen(f"{base}/api/sessions", timeout=10) as response:
+        sessions = json.load(response)
+    return {Path(s["path"]).stem: s["kernel"]["execution_state"] for s in sessions if s.get("kernel")}
+
+
+def _started(state: dict) -> bool:
+    """这次 Run All 开始了吗：打开 notebook 时提示符都是空的 ``[ ]``（存档里的执行编号不显示），
+    一旦有单元格排队 ``[*]``、有了编号、报了错或弹出对话框，就是开始了。"""
+    return bool(state["queued"] or state["numbered"] or state["errors"] or state["dialogs"])
+
+
 def _finished(state: dict) -> bool:
-    """跑完了：内核空闲、没有排队的单元格 ([*])，而且要么每个代码单元格都有执行编号，要么停下来的原因看得见
-    （报错输出让 Run All 停在那里，或者弹出了对话框）——这两种情况由测试带着原因判为失败，而不是干等到超时。"""
-    return (state["idle"] and state["cells"] > 0 and not state["queued"]
+    """跑完了：内核空闲（页面上的指示灯或服务器，任一个说空闲）、没有排队的单元格 ([*])，而且要么每个代码单元格
+    都有执行编号，要么停下来的原因看得见（报错输出让 Run All 停在那里，或者弹出了对话框）——这两种情况由测试
+    带着原因判为失败，而不是干等到超时。"""
+    idle = state["status"] == "idle" or state.get("kernel") == "idle"
+    return (idle and state["cells"] > 0 and not state["queued"]
             and (state["numbered"] == state["cells"] or state["errors"] > 0 or bool(state["dialogs"])))
 
 
-def wait_all_done(pages: dict, started: dict, timeout_s: float = 600, stall_s: float = 60) -> dict[str, float]:
-    """轮流查看每个标签页，直到它们都跑完（见 ``_finished``）；返回各自用了几秒。
+def wait_all_done(pages: dict, started: dict, base: str, timeout_s: float = 600,
+                  stall_s: float = 60, retries: int = 2) -> dict[str, float]:
+    """轮流查看每个标签页，直到它们都跑完（见 ``_finished``）；返回各自用了几秒（从点下 Run All 算起）。
 
-    Run All 偶尔没接上（机器很忙时菜单点击落空：内核空闲、一个单元格都没执行、也没有报错）：
-    这样空等 ``stall_s`` 秒以后再点一次 Run All，只补点一次。超时的报错写明每个没跑完的 notebook 停在哪里。"""
+    Run All 偶尔没接上（机器很忙时菜单点击落空：内核空闲、一个单元格都没开始、也没有报错）：这样空等
+    ``stall_s`` 秒以后再点一次 Run All，最多补点 ``retries`` 次。超时的报错写明每个没跑完的 notebook 停在哪里。"""
     done: dict[str, float] = {}
-    retried: set[str] = set()
+    clicks = dict.fromkeys(pages, 0)
+    last_click = dict(started)
     deadline = time.monotonic() + timeout_s
     while len(done) < len(pages):
         states = {}
+        kernels = kernel_states(base)
         for name, page in pages.items():
             if name in done:
                 continue
-            states[name] = state = page.evaluate(_STATE_JS)
+            states[name] = state = {**page.evaluate(_STATE_JS), "kernel": kernels.get(name)}
+            idle = state["status"] == "idle" or state["kernel"] == "idle"
             if _finished(state):
                 done[name] = time.monotonic() - started[name]
-            elif (name not in retried and state["idle"] and not state["queued"] and not state["numbered"]
-                  and time.monotonic() - started[name] > stall_s):
-                retried.add(name)
+            elif (idle and not _started(state) and clicks[name] < retries
+                  and time.monotonic() - last_click[name] > stall_s):
+                clicks[name] += 1
+                last_click[name] = time.monotonic()
                 page.bring_to_front()
                 _run_all(page)
         if time.monotonic() > deadline:
-            raise AssertionError(f"这些 notebook 在 {timeout_s:.0f} 秒内没跑完（页面状态）：{states}")
+            raise AssertionError(f"这些 notebook 在 {timeout_s:.0f} 秒内没跑完（页面状态；补点过 Run All 的次数 "
+                                 f"{ {n: c for n, c in clicks.items() if c} }）：{states}")
         time.sleep(0.25)
     return done
 
@@ -317,12 +344,10 @@ def inspect(page, report: LabReport) -> None:
 def run_in_lab(context, base: str, paths: list[Path]) -> dict[str, LabReport]:
     """在同一个 JupyterLab 里同时打开并运行这些 notebook（内核并行地跑），然后逐个检查、拖动滑块。"""
     reports = {p.stem: LabReport(p.stem, expected=expected_explorables(p)) for p in paths}
-    pages, started = {}, {}
+    pages, clicked = {}, {}
     for p in paths:
-        pages[p.stem] = open_notebook(context, base, p, reports[p.stem])
-        started[p.stem] = time.monotonic()
-    time.sleep(0.5)  # 点下 Run All 之后，单元格先全部排队（提示符变成 [*]），之后才开始看有没有跑完
-    for name, seconds in wait_all_done(pages, started).items():
+        pages[p.stem], clicked[p.stem] = open_notebook(context, base, p, reports[p.stem])
+    for name, seconds in wait_all_done(pages, clicked, base).items():
         reports[name].run_seconds = seconds
     for name, page in pages.items():
         page.bring_to_front()

@@ -91,14 +91,19 @@ def test_the_checks_catch_a_broken_notebook(lab):
 
 def test_a_run_that_stopped_early_counts_as_finished_and_one_that_never_started_does_not():
     """等待的规则（不需要浏览器）：Run All 停在报错或弹窗处也算"跑完"（测试再带着原因失败），不干等到超时；
-    还在排队的、内核忙的、一个单元格都没执行的，都不算。"""
-    from lab_tools import _finished
+    还在排队的、内核忙的、一个单元格都没执行的，都不算。页面上的指示灯卡在 busy、服务器却说内核空闲时，
+    以服务器为准。"""
+    from lab_tools import _finished, _started
 
-    base = {"idle": True, "cells": 5, "numbered": 5, "queued": 0, "errors": 0, "dialogs": []}
+    base = {"status": "idle", "kernel": "idle", "cells": 5, "numbered": 5, "queued": 0, "errors": 0, "dialogs": []}
     assert _finished(base)
     assert _finished({**base, "numbered": 2, "errors": 1})  # 第 3 个单元格报错，Run All 停下
     assert _finished({**base, "numbered": 0, "dialogs": ["内核重启中"]})
+    assert _finished({**base, "status": "busy"})  # 指示灯没更新，服务器说空闲
+    assert _finished({**base, "kernel": None})  # 服务器那边查不到（指示灯说空闲）
+    assert not _finished({**base, "numbered": 0}) and not _started({**base, "numbered": 0})  # Run All 没接上：补点
+    assert _started({**base, "numbered": 0, "queued": 5}) and _started({**base, "numbered": 1})
     assert not _finished({**base, "numbered": 2})  # 停下了却看不出原因：继续等（超时报出页面状态）
     assert not _finished({**base, "numbered": 4, "queued": 1})
-    assert not _finished({**base, "idle": False})
+    assert not _finished({**base, "status": "busy", "kernel": "busy"})
     assert not _finished({**base, "cells": 0, "numbered": 0})  # 页面还没渲染出单元格
