@@ -27,6 +27,25 @@ def test_the_code_version_is_12_hex_digits_and_changes_with_extra_parts():
     assert _cache.code_version("matplotlib 3.11") != v != _cache.code_version("matplotlib 3.10")
 
 
+def test_the_code_version_of_some_parts_ignores_edits_elsewhere(tmp_path):
+    """只算 ``parts`` 那部分：改了别处，版本不变；改了其中一个文件（或加了一个），版本就变。"""
+    for rel, text in {"core/a.py": "x = 1", "quiz/q.py": "q = 1", "data/c.txt": "语料", "_validation.py": "v = 1"}.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text, encoding="utf-8")
+    parts = ("core", "data", "_validation.py")
+    before, whole = _cache.source_digest(tmp_path, parts), _cache.source_digest(tmp_path)
+    (tmp_path / "quiz/q.py").write_text("q = 2", encoding="utf-8")
+    assert _cache.source_digest(tmp_path, parts) == before
+    assert _cache.source_digest(tmp_path) != whole
+    (tmp_path / "data/c.txt").write_text("语料！", encoding="utf-8")
+    assert _cache.source_digest(tmp_path, parts) != before
+    middle = _cache.source_digest(tmp_path, parts)
+    (tmp_path / "core/b.py").write_text("", encoding="utf-8")
+    assert _cache.source_digest(tmp_path, parts) != middle
+    with pytest.raises(ValueError, match="corr"):
+        _cache.source_digest(tmp_path, ("corr",))
+
+
 def test_entry_paths_separate_kind_version_and_key(tmp_path):
     a = _cache.entry_path(tmp_path, "帧", "0123456789ab", "k1", ".json")
     assert a.parent == tmp_path and a.name.startswith("帧-0123456789ab-") and a.suffix == ".json"

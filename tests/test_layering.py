@@ -21,6 +21,9 @@ from typing import Callable
 
 import pytest
 
+from transformer_lab.lessons import stored
+from transformer_lab.widgets import static
+
 ROOT = Path(__file__).resolve().parents[1]
 PKG = ROOT / "transformer_lab"
 TOP = "(top)"  # 顶层的 __init__.py 与 explore.py：可以导入任何一层
@@ -282,3 +285,37 @@ def probe():
 ])
 def test_heavy_dependencies_load_only_when_needed(probe, step, matplotlib_loaded, ipywidgets_loaded):
     assert probe[step] == {"matplotlib": matplotlib_loaded, "ipywidgets": ipywidgets_loaded}
+
+
+def _reachable_layers(start: str) -> set[str]:
+    """从 ``start`` 这一层出发，按 ``ALLOWED`` 一路往下能导入到的所有层（含它自己）。"""
+    seen, todo = set(), [start]
+    while todo:
+        layer = todo.pop()
+        if layer not in seen:
+            seen.add(layer)
+            todo += ALLOWED[layer][0]
+    return seen
+
+
+def _as_part(layer: str) -> str:
+    """层名 → 缓存 ``parts`` 里的写法：包是文件夹，顶层模块是 ``名字.py``。"""
+    return layer if (PKG / layer).is_dir() else f"{layer}.py"
+
+
+@pytest.mark.parametrize("layer, parts", [("lessons", stored.RUN_PARTS), ("figures", static.FRAME_PARTS)],
+                         ids=["实验结果", "可交互图的帧"])
+def test_cache_keys_cover_every_layer_the_code_can_import(layer, parts):
+    """存下的实验结果和帧只按包的一部分算代码版本（``_cache.code_version(parts=...)``）；那一部分必须包括算它们的
+    代码按分层规则能导入的每一层，否则改了那一层，旧结果会被误用。"""
+    needed = {_as_part(name) for name in _reachable_layers(layer) - {layer, TOP}}
+    if layer == "lessons":
+        needed |= {"lessons"}
+    assert needed <= set(parts), f"缓存的代码版本漏了：{sorted(needed - set(parts))}"
+
+
+def test_the_cache_key_check_catches_a_missing_layer(monkeypatch):
+    """反证：分层规则若允许 lessons 导入 plot，而 RUN_PARTS 里没有 plot，上面的检查就会失败。"""
+    monkeypatch.setitem(ALLOWED, "lessons", (ALLOWED["lessons"][0] | {"plot"}, ALLOWED["lessons"][1]))
+    with pytest.raises(AssertionError, match="plot"):
+        test_cache_keys_cover_every_layer_the_code_can_import("lessons", stored.RUN_PARTS)

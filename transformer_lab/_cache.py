@@ -7,8 +7,11 @@
 * **存放位置**：环境变量 ``TRANSFORMER_LAB_CACHE`` 指定的文件夹；没有就用用户的缓存目录（Linux
   ``~/.cache/transformer-lab``，macOS ``~/Library/Caches/transformer-lab``，Windows ``%LOCALAPPDATA%``）。
   设 ``TRANSFORMER_LAB_CACHE=off`` 就完全不读不写。删掉这个文件夹也没关系：下次再算一遍。
-* **同一份代码**：文件名里写着代码版本 = ``transformer_lab`` 全部源文件 + NumPy、Python 版本 + 机器架构
-  （再加上调用者给的版本号，比如画图时的 matplotlib 版本）的哈希。改了包里任何一行，版本就变了，旧结果不会被误用。
+* **同一份代码**：文件名里写着代码版本 = 结果所依赖的那部分源文件 + NumPy、Python 版本 + 机器架构
+  （再加上调用者给的版本号，比如画图时的 matplotlib 版本）的哈希。依赖哪部分由调用者列出（``parts``）：实验结果
+  只依赖 ``core/``、``lessons/``、``data/`` 和两个共用的底层模块，改一道测验题或一张图就不必重新训练；可交互图的帧
+  依赖它自己那一章的图模块和它下面的各层，不依赖别章的图。列出的部分必须覆盖代码真正能导入的一切——
+  ``tests/test_layering.py`` 按分层规则（它的 ``ALLOWED``）检查这一点。没列 ``parts`` 就是整个包。
 * **不留半个文件**：先写临时文件再改名（改名是原子的），几个进程同时写也没关系。
 * **不越攒越多**：同一种东西只留最近用过的 ``KEEP_VERSIONS`` 个代码版本。
 
@@ -29,8 +32,8 @@ from typing import BinaryIO
 
 import numpy as np
 
-__all__ = ["CACHE_ENV", "KEEP_VERSIONS", "cache_folder", "code_version", "entry_path", "write_atomically", "touch",
-           "evict_old_versions", "fingerprint"]
+__all__ = ["CACHE_ENV", "KEEP_VERSIONS", "cache_folder", "code_version", "source_digest", "entry_path",
+           "write_atomically", "touch", "evict_old_versions", "fingerprint"]
 
 CACHE_ENV = "TRANSFORMER_LAB_CACHE"
 KEEP_VERSIONS = 3  # 每种东西最多留几个代码版本（最近用过的几个），更早的删掉
@@ -54,20 +57,38 @@ def cache_folder() -> Path | None:
     return base / "transformer-lab"
 
 
-@cache
-def _code_digest() -> str:
-    """``transformer_lab`` 全部源文件（.py/.js/.css）和数据（.txt）内容的哈希（同一个进程里只算一次）。"""
+SOURCE_SUFFIXES = {".py", ".js", ".css", ".txt"}
+
+
+def source_digest(root: Path, parts: tuple[str, ...] | None = None) -> str:
+    """``root`` 下源文件（.py/.js/.css）和数据（.txt）内容的哈希；``parts`` 是相对 ``root`` 的文件或文件夹
+    （如 ``("core", "_validation.py")``），None 表示全部。列出的部分一个也不存在时报错（多半是写错了名字）。"""
+    files = sorted(p for p in root.rglob("*") if p.suffix in SOURCE_SUFFIXES and "__pycache__" not in p.parts)
+    if parts is not None:
+        missing = [part for part in parts if not (root / part).exists()]
+        if missing:
+            raise ValueError(f"parts 里的 {missing} 在 {root} 下不存在：应当是包里真有的文件或文件夹。")
+        chosen = [root / part for part in parts]
+        files = [f for f in files if any(f == c or c in f.parents for c in chosen)]
     h = hashlib.sha256()
-    for path in sorted(p for p in PACKAGE.rglob("*") if p.suffix in {".py", ".js", ".css", ".txt"}):
-        h.update(path.relative_to(PACKAGE).as_posix().encode())
+    for path in files:
+        h.update(path.relative_to(root).as_posix().encode())
         h.update(path.read_bytes())
     return h.hexdigest()
 
 
-def code_version(*extra: str) -> str:
-    """代码版本（12 位十六进制）：包的源文件、NumPy、Python、机器架构，再加上 ``extra``。"""
-    parts = [_code_digest(), np.__version__, f"{sys.version_info[0]}.{sys.version_info[1]}", platform.machine(), *extra]
-    return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:12]
+@cache
+def _package_digest(parts: tuple[str, ...] | None) -> str:
+    """本包的 ``source_digest``（同一个进程里每组 ``parts`` 只算一次）。"""
+    return source_digest(PACKAGE, parts)
+
+
+def code_version(*extra: str, parts: tuple[str, ...] | None = None) -> str:
+    """代码版本（12 位十六进制）：包里 ``parts`` 那部分源文件（None：全部）、NumPy、Python、机器架构，
+    再加上 ``extra``。"""
+    items = [_package_digest(None if parts is None else tuple(sorted(parts))), np.__version__,
+             f"{sys.version_info[0]}.{sys.version_info[1]}", platform.machine(), *extra]
+    return hashlib.sha256("\n".join(items).encode()).hexdigest()[:12]
 
 
 def entry_path(folder: Path, kind: str, version: str, key: str, suffix: str) -> Path:

@@ -63,7 +63,7 @@ def test_different_arguments_or_code_give_a_different_file(folder, monkeypatch):
     st.stored("钥匙", lambda: np.zeros(1), 0)
     st.stored("钥匙", lambda: np.zeros(1), 1)
     assert len(list(folder.glob("钥匙-*.npz"))) == 2
-    monkeypatch.setattr(_cache, "code_version", lambda *extra: "0123456789ab")
+    monkeypatch.setattr(_cache, "code_version", lambda *extra, **parts: "0123456789ab")
     calls = []
     st.stored("钥匙", lambda: calls.append(1) or np.zeros(1), 0)
     assert calls == [1] and len(list(folder.glob("钥匙-*.npz"))) == 3  # 代码一改就重算，不用旧结果
@@ -72,7 +72,7 @@ def test_different_arguments_or_code_give_a_different_file(folder, monkeypatch):
 def test_old_code_versions_are_cleaned_up_when_a_new_one_is_stored(folder, monkeypatch):
     """清理的规则本身在 tests/test_cache.py 里测；这里只看 stored 真的调用了它：第 4 个代码版本写下时，最早的没了。"""
     for version in ("aaaaaaaaaaaa", "bbbbbbbbbbbb", "cccccccccccc", "dddddddddddd"):
-        monkeypatch.setattr(_cache, "code_version", lambda *extra, v=version: v)
+        monkeypatch.setattr(_cache, "code_version", lambda *extra, v=version, **parts: v)
         st.stored("清理", lambda: np.zeros(1), 0)
         for path in folder.glob("清理-*.npz"):
             os.utime(path, (0, path.stat().st_mtime - 1))  # 先写的更旧（同一秒里写下的也排得开）

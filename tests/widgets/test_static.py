@@ -18,6 +18,7 @@ from transformer_lab.plot.figure import NARROW_WIDTH
 from transformer_lab.widgets.explorable import FRAME_CAP, Explorable, Slider
 from transformer_lab.widgets.static import (
     ALL_FRAMES_ENV,
+    FRAME_PARTS,
     FRAME_SOURCES_JS,
     LAYOUTS,
     NARROW_MEDIA,
@@ -343,3 +344,16 @@ def test_only_figures_drawn_by_the_package_with_known_data_are_cached():
     assert ex.cache_key() != tl.explore.scaling_saturation(num_keys=9).cache_key()
     odd = Explorable(ex.view, ex.sliders, title=ex.title, alt=ex.alt, data={**ex.data, "seed": object()})
     assert odd.cache_key() is None  # 认不出内容的对象：不缓存
+
+
+def test_frames_of_one_chapter_do_not_depend_on_other_chapters_figures():
+    """帧的代码版本只看它自己那一章的图模块和下面的各层：改第 5 章的图，第 6 章的帧照旧可用；改 plot/ 就都重画。"""
+    from transformer_lab import _cache
+    from transformer_lab.widgets.static import frame_parts
+
+    ch05, ch06 = frame_parts("transformer_lab.figures.ch05_multi_head"), frame_parts(
+        "transformer_lab.figures.ch06_positional_encoding")
+    assert "figures/ch05_multi_head.py" in ch05 and "figures/ch05_multi_head.py" not in ch06
+    assert "plot" in ch05 and "plot" in ch06 and "quiz" not in ch05
+    assert _cache.code_version(parts=ch05) != _cache.code_version(parts=ch06)
+    assert frame_parts("helpers.tiny_view") == FRAME_PARTS  # 测试里的画图类：只有共用的各层

@@ -23,9 +23,12 @@ from .. import _cache
 from .._cache import CACHE_ENV, cache_folder
 from .optim import Run, freeze
 
-__all__ = ["stored", "cache_folder", "encode", "decode", "CACHE_ENV"]
+__all__ = ["stored", "cache_folder", "encode", "decode", "CACHE_ENV", "RUN_PARTS"]
 
 SUFFIX = ".npz"
+# 存下的实验结果依赖包里的哪些部分（``_cache.code_version`` 的 ``parts``）：lessons 层按分层规则只能导入
+# core、_validation、_cache，训练语料在 data/。改了别处（测验题、图、网页），结果照旧可用，不必重新训练。
+RUN_PARTS = ("core", "lessons", "data", "_validation.py", "_cache.py")
 
 
 # ---------------------------------------------------------------- 结构 ↔ (JSON 描述, 数组)
@@ -102,7 +105,7 @@ def stored(name: str, compute: Callable[[], Any], *args: Any) -> Any:
     folder = cache_folder()
     if folder is None:
         return freeze(compute())
-    path = _cache.entry_path(folder, name, _cache.code_version(), repr(args), SUFFIX)
+    path = _cache.entry_path(folder, name, _cache.code_version(parts=RUN_PARTS), repr(args), SUFFIX)
     if path.exists():
         try:
             value = _load(path)

@@ -48,8 +48,8 @@ from .. import _cache
 from .. import _validation as check
 from ..plot.figure import SCREEN_DPI
 
-__all__ = ["ALL_FRAMES_ENV", "FRAME_SOURCES_JS", "NARROW_MEDIA", "PLAYER_JS", "STYLES", "LAYOUTS", "wants_all_frames",
-           "render_html", "externalize_frames", "read_player"]
+__all__ = ["ALL_FRAMES_ENV", "FRAME_SOURCES_JS", "FRAME_PARTS", "NARROW_MEDIA", "PLAYER_JS", "STYLES", "LAYOUTS",
+           "frame_parts", "wants_all_frames", "render_html", "externalize_frames", "read_player"]
 
 # 建网站时由 book/_ext/explorable_frames.py 设为 "1"：内核里执行的 notebook 也输出全部帧。
 ALL_FRAMES_ENV = "TRANSFORMER_LAB_ALL_FRAMES"
@@ -171,13 +171,35 @@ def _draw_all_frames(ex, grid) -> tuple[dict[str, list[str]], dict[str, float]]:
     return frames, text_px
 
 
+# 帧依赖包里的哪些部分（除了画它的那个模块本身）：图模块按分层规则能导入的各层（见 tests/test_layering.py
+# 的 ALLOWED["figures"]，以及它们再往下导入的），和 data/。别章的图模块、测验、顶层的 explore.py 不在其中。
+FRAME_PARTS = ("core", "lessons", "data", "plot", "widgets", "pretrained", "chapters.py", "_validation.py", "_cache.py")
+
+
+def frame_parts(module: str) -> tuple[str, ...]:
+    """画图模块 ``module``（如 ``transformer_lab.figures.ch05_multi_head``）的帧依赖的部分：``FRAME_PARTS``
+    加上它自己的文件和所在包的 ``__init__.py``（不在本包里的模块只有 ``FRAME_PARTS``）。
+
+    >>> frame_parts("transformer_lab.figures.ch05_multi_head")[-2:]
+    ('figures/ch05_multi_head.py', 'figures/__init__.py')
+    """
+    package, *inner = module.split(".")
+    own = []
+    if package == "transformer_lab" and inner:
+        own.append("/".join(inner) + ".py")
+        if len(inner) > 1:
+            own.append("/".join(inner[:-1]) + "/__init__.py")
+    return tuple(dict.fromkeys([*FRAME_PARTS, *own]))
+
+
 def _all_frames(ex, grid) -> tuple[dict[str, list[str]], dict[str, float]]:
     """``_draw_all_frames``，画过的从硬盘缓存里读（``_cache.py``）：建网站的内核和测试进程画的是同一批图，
     谁先画谁存，另一个直接读。钥匙是 ``ex.cache_key()`` 加上包的代码版本和 matplotlib 版本、字体。"""
     key, folder = ex.cache_key(), _cache.cache_folder()
     if key is None or folder is None:
         return _draw_all_frames(ex, grid)
-    version = _cache.code_version(f"matplotlib {matplotlib.__version__}", *matplotlib.rcParams["font.sans-serif"][:1])
+    version = _cache.code_version(f"matplotlib {matplotlib.__version__}", *matplotlib.rcParams["font.sans-serif"][:1],
+                                  parts=frame_parts(ex.view.__module__))
     path = _cache.entry_path(folder, "frames", version, key, ".json")
     try:
         saved = json.loads(path.read_text(encoding="utf-8"))
