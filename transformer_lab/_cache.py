@@ -13,6 +13,8 @@
   依赖它自己那一章的图模块和它下面的各层，不依赖别章的图。列出的部分必须覆盖代码真正能导入的一切——
   ``tests/test_layering.py`` 按分层规则（它的 ``ALLOWED``）检查这一点。没列 ``parts`` 就是整个包。
 * **不留半个文件**：先写临时文件再改名（改名是原子的），几个进程同时写也没关系。
+* **只算一次**：``exclusive(锁文件)`` 让同一台机器上的几个进程排队；一个进程在算的时候，别的进程等它写完再读，
+  而不是各算一遍（有 ``fcntl`` 的系统上，即 Linux、macOS；Windows 上不排队，最多重复算一遍）。
 * **不越攒越多**：同一种东西只留最近用过的 ``KEEP_VERSIONS`` 个代码版本。
 
 本模块只依赖标准库和 NumPy（只读它的版本号）。
@@ -20,6 +22,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import platform
@@ -33,7 +36,7 @@ from typing import BinaryIO
 import numpy as np
 
 __all__ = ["CACHE_ENV", "KEEP_VERSIONS", "cache_folder", "code_version", "source_digest", "entry_path",
-           "write_atomically", "touch", "evict_old_versions", "fingerprint"]
+           "write_atomically", "exclusive", "touch", "evict_old_versions", "fingerprint"]
 
 CACHE_ENV = "TRANSFORMER_LAB_CACHE"
 KEEP_VERSIONS = 3  # 每种东西最多留几个代码版本（最近用过的几个），更早的删掉
@@ -107,6 +110,25 @@ def write_atomically(path: Path, write: Callable[[BinaryIO], None]) -> None:
     finally:
         if os.path.exists(tmp):
             os.remove(tmp)
+
+
+@contextlib.contextmanager
+def exclusive(lock: Path):
+    """拿到文件锁 ``lock`` 才往下走：同一台机器上同时想算同一样东西的几个进程，一个一个来。
+    锁文件建不了（只读的文件夹）或系统没有 ``fcntl`` 时不排队。"""
+    try:
+        import fcntl
+        lock.parent.mkdir(parents=True, exist_ok=True)
+        handle = open(lock, "a")
+    except (ImportError, OSError):
+        yield
+        return
+    with handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 def touch(path: Path) -> None:

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
+import time
 
 import numpy as np
 import pytest
@@ -113,3 +116,50 @@ def test_the_book_runs_come_back_equal_to_a_fresh_computation(folder, monkeypatc
     without = lambda run: {k: v for k, v in run.items() if k != "seconds"}
     assert_same(without(fresh), without(first))
     assert_same(without(fresh), without(again))
+
+
+WAIT_AND_COUNT = """
+import sys, time
+from pathlib import Path
+from transformer_lab.lessons.stored import stored
+log, me = Path(sys.argv[1]), sys.argv[2]
+def compute():
+    with log.open("a") as f:
+        f.write("算了一次\\n")
+    if me == "第一个":  # 算得慢：一直算到第二个进程也来要同一份结果，再多算半秒
+        deadline = time.monotonic() + 60
+        while not (log.parent / "第二个来了").exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        time.sleep(0.5)
+    return {"x": 42}
+if me == "第二个":
+    (log.parent / "第二个来了").touch()
+print(stored("排队", compute, 0)["x"])
+"""
+
+
+@pytest.mark.skipif(os.name != "posix", reason="只在有 fcntl 的系统上排队")
+def test_two_processes_wanting_the_same_run_compute_it_once(folder, tmp_path):
+    """两个进程同时要同一份还没算过的结果：第一个在算（一直算到第二个也来要），第二个在锁外等它写完再读，
+    而不是各算一遍。没有锁时日志里会有两行。"""
+    log = tmp_path / "log.txt"
+    env = {**os.environ, "TRANSFORMER_LAB_CACHE": str(folder)}
+
+    def start(who):
+        return subprocess.Popen([sys.executable, "-c", WAIT_AND_COUNT, str(log), who], env=env,
+                                stdout=subprocess.PIPE, text=True)
+
+    first = start("第一个")
+    deadline = time.monotonic() + 60
+    while not log.exists() and time.monotonic() < deadline:  # 第一个已经开始算了
+        time.sleep(0.05)
+    second = start("第二个")
+    outputs = [p.communicate(timeout=120)[0].strip() for p in (first, second)]
+    assert outputs == ["42", "42"]
+    assert log.read_text(encoding="utf-8").splitlines() == ["算了一次"]
+
+
+def test_a_result_that_is_none_is_stored_too(folder):
+    calls = []
+    assert st.stored("空", lambda: calls.append(1), 0) is None
+    assert st.stored("空", lambda: calls.append(1), 0) is None and calls == [1]

@@ -106,17 +106,32 @@ def stored(name: str, compute: Callable[[], Any], *args: Any) -> Any:
     if folder is None:
         return freeze(compute())
     path = _cache.entry_path(folder, name, _cache.code_version(parts=RUN_PARTS), repr(args), SUFFIX)
-    if path.exists():
-        try:
-            value = _load(path)
-            _cache.touch(path)
-            return freeze(value)
-        except (OSError, ValueError, KeyError, json.JSONDecodeError):
-            pass  # 坏文件（比如被别的程序截断）：当作没有，重算并覆盖
-    value = compute()
-    try:
-        _save(path, value)
-        _cache.evict_old_versions(folder, name, SUFFIX)
-    except OSError:
-        pass
+    value = _read(path)
+    if value is _MISSING:
+        # 同时想要这份结果的别的进程（nbval、建网站、JupyterLab 的内核）在锁外面等；拿到锁后再看一眼：
+        # 等的时候别人可能已经算好了
+        with _cache.exclusive(folder / f"{name}.lock"):
+            value = _read(path)
+            if value is _MISSING:
+                value = compute()
+                try:
+                    _save(path, value)
+                    _cache.evict_old_versions(folder, name, SUFFIX)
+                except OSError:
+                    pass
     return freeze(value)
+
+
+_MISSING = object()  # _read 的"硬盘上没有"（结果本身可以是 None）
+
+
+def _read(path) -> Any:
+    """硬盘上的结果；没有或坏了（比如被别的程序截断）时返回 ``_MISSING``，调用者重算并覆盖。"""
+    if not path.exists():
+        return _MISSING
+    try:
+        value = _load(path)
+    except (OSError, ValueError, KeyError, json.JSONDecodeError):
+        return _MISSING
+    _cache.touch(path)
+    return value
