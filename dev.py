@@ -28,6 +28,10 @@ BOOK_CMD = ["-c", "from jupyter_book.cli.main import main; main()", "build", "."
 KERNEL_ENCRYPTION = "auto"
 # JupyterLab 的设置默认值（中文界面、不弹新闻通知、.md 用渲染视图打开）在 book/jupyterlab/overrides.json 里。
 # 根目录是整个仓库：章节里的术语链接指向 ../book/glossary.md，要能点开。tests/test_jupyterlab.py 用同一组选项。
+# 线性代数库 (OpenBLAS) 只用一个线程：书里的矩阵都很小（D = 64、384），多线程帮不上忙；而测试、建网站时好几个
+# 进程（pytest 的工作进程、notebook 内核）同时在算，每个再开两个线程就互相空等——这台 2 核机器很忙时，小 GPT
+# 训练 12 步单线程 25 秒、两个线程 158–188 秒（benchmarks/blas_threads.py 量两者之比）。已经设了的不改。
+SINGLE_THREAD = {name: "1" for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")}
 LAB_OPTIONS = [f"--LabApp.app_settings_dir={ROOT / 'book' / 'jupyterlab'}", f"--ServerApp.root_dir={ROOT}",
                "--LabApp.default_url=/lab/tree/notebooks", f"--KernelManager.transport_encryption={KERNEL_ENCRYPTION}"]
 
@@ -118,6 +122,8 @@ COMMANDS = {"book": book, "test": test, "check": check, "refresh": refresh, "lab
 if __name__ == "__main__":
     if len(sys.argv) < 2 or sys.argv[1] not in COMMANDS:
         sys.exit(__doc__)
+    for name, value in SINGLE_THREAD.items():  # 在导入 NumPy 之前；子进程（pytest、内核、jupyter-book）都继承
+        os.environ.setdefault(name, value)
     ensure_env()
     ensure_models()
     COMMANDS[sys.argv[1]]()
