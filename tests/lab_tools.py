@@ -33,8 +33,9 @@ TEST_USER_SETTINGS = {"@jupyterlab/docmanager-extension/plugin.jupyterlab-settin
 # 控制台报错的白名单：每一条都要说明为什么它不是读者能看到的问题。
 CONSOLE_ALLOWED: tuple[str, ...] = (
     # jupyterlab-myst 2.6：Run All 走到一个 Markdown 单元格时，它先把 Markdown 渲染好，再去内核里算行内表达式
-    # ({eval})；这时若内核还在连接（自动启动首选内核之后，机器很忙时），就抛出这一句。本书没有行内表达式，
-    # Markdown 已经渲染完（测试另查没有原样显示的 MyST 写法），读者看不到任何差别。
+    # ({eval})；这时若内核还没接上，就抛出这一句（本书没有行内表达式，Markdown 已经渲染完，测试另查没有原样
+    # 显示的 MyST 写法）。它会让那一次 Run All 停下：测试在点 Run All 之前等内核接上（``_wait_connected``），
+    # 停下了也会补点（``_stalled``）；读者那边，内核接上之前点 Run All 同样会停，再点一次即可。
     "Session has no kernel.",
 )
 
@@ -96,6 +97,16 @@ def jupyterlab(tmp: Path):
         except subprocess.TimeoutExpired:
             proc.kill()
         log.close()
+
+
+def warm_stored_runs() -> None:
+    """先把各章要用的训练结果算好存下（``tl.runs``，存在硬盘缓存里；已经有了就只是读一遍）。
+
+    JupyterLab 里十一个内核同时跑，只有两个核心；要是第 9 章的小 GPT 这时才在其中一个内核里训练，它要和另外
+    十个内核抢 CPU，一次运行里十分钟也没训完。读者第一次打开第 9 章时训练的也是这同一份结果（代码路径一样）。"""
+    from transformer_lab.lessons import runs
+
+    runs.glasses(), runs.heads(), runs.depth(), runs.reversal(use_pe=True), runs.reversal(use_pe=False), runs.gpt()
 
 
 def expected_explorables(path: Path) -> list[int]:
@@ -189,9 +200,27 @@ def open_notebook(context, base: str, path: Path, report: LabReport):
     page.wait_for_function("() => (document.querySelector('.jp-Notebook-ExecutionIndicator') || {})"
                            ".getAttribute && document.querySelector('.jp-Notebook-ExecutionIndicator')"
                            ".getAttribute('data-status') === 'idle'", timeout=120_000)
+    _wait_connected(page, base, path.stem)
     clicked = time.monotonic()
     _run_all(page)
     return page, clicked
+
+
+def _wait_connected(page, base: str, name: str, timeout_s: float = 120) -> None:
+    """等到服务器看见这个 notebook 的内核已经空闲、而且页面连上了它（``connections`` ≥ 1）。页面上的指示灯
+    先亮成 idle、内核却还没接上时点 Run All，jupyterlab-myst 在第一个 Markdown 单元格处抛出
+    "Session has no kernel."，Run All 就停在那里（一次运行里第 1 章只跑了第一个单元格）。
+
+    等待用 ``page.wait_for_timeout`` 而不是 ``time.sleep``：页面的每个请求都要经过本进程里的 ``page.route``
+    回调，Playwright 的同步接口只在我们调用它时才处理回调——睡着时，页面启动内核的请求就一直挂着。"""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        with urllib.request.urlopen(f"{base}/api/sessions", timeout=10) as response:
+            kernels = [s["kernel"] for s in json.load(response) if Path(s["path"]).stem == name and s.get("kernel")]
+        if kernels and kernels[0]["execution_state"] == "idle" and kernels[0].get("connections", 0) >= 1:
+            return
+        page.wait_for_timeout(200)
+    raise AssertionError(f"{name}：{timeout_s:.0f} 秒内内核没有就绪（服务器上的会话：{kernels}）")
 
 
 def _run_all(page) -> None:
@@ -216,10 +245,12 @@ def kernel_states(base: str) -> dict[str, str]:
     return {Path(s["path"]).stem: s["kernel"]["execution_state"] for s in sessions if s.get("kernel")}
 
 
-def _started(state: dict) -> bool:
-    """这次 Run All 开始了吗：打开 notebook 时提示符都是空的 ``[ ]``（存档里的执行编号不显示），
-    一旦有单元格排队 ``[*]``、有了编号、报了错或弹出对话框，就是开始了。"""
-    return bool(state["queued"] or state["numbered"] or state["errors"] or state["dialogs"])
+def _stalled(state: dict) -> bool:
+    """Run All 没接上或半路停了、又看不出原因：内核空闲、没有排队的单元格、没有报错和对话框，却还有单元格没有
+    执行编号（打开 notebook 时提示符都是空的 ``[ ]``，存档里的编号不显示）。这样的状态持续一阵就再点一次 Run All。"""
+    idle = state["status"] == "idle" or state.get("kernel") == "idle"
+    return (idle and state["cells"] > 0 and not state["queued"] and not state["errors"] and not state["dialogs"]
+            and state["numbered"] < state["cells"])
 
 
 def _finished(state: dict) -> bool:
@@ -235,11 +266,12 @@ def wait_all_done(pages: dict, started: dict, base: str, timeout_s: float = 600,
                   stall_s: float = 60, retries: int = 2) -> dict[str, float]:
     """轮流查看每个标签页，直到它们都跑完（见 ``_finished``）；返回各自用了几秒（从点下 Run All 算起）。
 
-    Run All 偶尔没接上（机器很忙时菜单点击落空：内核空闲、一个单元格都没开始、也没有报错）：这样空等
-    ``stall_s`` 秒以后再点一次 Run All，最多补点 ``retries`` 次。超时的报错写明每个没跑完的 notebook 停在哪里。"""
+    Run All 偶尔没接上或半路停下（见 ``_stalled``）：这样的状态 ``stall_s`` 秒没有变化，就再点一次 Run All，
+    最多补点 ``retries`` 次（从头重跑不改变结果：每章的随机数都由固定的种子给出）。超时的报错写明每个没跑完的
+    notebook 停在哪里。"""
     done: dict[str, float] = {}
     clicks = dict.fromkeys(pages, 0)
-    last_click = dict(started)
+    last_change, seen = dict(started), {}
     deadline = time.monotonic() + timeout_s
     while len(done) < len(pages):
         states = {}
@@ -248,19 +280,20 @@ def wait_all_done(pages: dict, started: dict, base: str, timeout_s: float = 600,
             if name in done:
                 continue
             states[name] = state = {**page.evaluate(_STATE_JS), "kernel": kernels.get(name)}
-            idle = state["status"] == "idle" or state["kernel"] == "idle"
+            progress = (state["numbered"], state["queued"], state["kernel"], state["status"])
+            if seen.get(name) != progress:
+                seen[name], last_change[name] = progress, time.monotonic()
             if _finished(state):
                 done[name] = time.monotonic() - started[name]
-            elif (idle and not _started(state) and clicks[name] < retries
-                  and time.monotonic() - last_click[name] > stall_s):
+            elif _stalled(state) and clicks[name] < retries and time.monotonic() - last_change[name] > stall_s:
                 clicks[name] += 1
-                last_click[name] = time.monotonic()
+                last_change[name] = time.monotonic()
                 page.bring_to_front()
                 _run_all(page)
         if time.monotonic() > deadline:
             raise AssertionError(f"这些 notebook 在 {timeout_s:.0f} 秒内没跑完（页面状态；补点过 Run All 的次数 "
                                  f"{ {n: c for n, c in clicks.items() if c} }）：{states}")
-        time.sleep(0.25)
+        next(iter(pages.values())).wait_for_timeout(250)  # 等的同时让 Playwright 处理各页的 page.route 回调
     return done
 
 

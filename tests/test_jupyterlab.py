@@ -22,7 +22,7 @@ import re
 
 import pytest
 
-from lab_tools import NOTEBOOKS, ROOT, jupyterlab, run_in_lab
+from lab_tools import NOTEBOOKS, ROOT, jupyterlab, run_in_lab, warm_stored_runs
 
 FIXTURE = ROOT / "tests" / "fixtures" / "lab_broken.ipynb"
 CHAPTERS = [p.stem for p in NOTEBOOKS]
@@ -39,6 +39,7 @@ def lab(browser, tmp_path_factory):
 
     ``browser`` 是 conftest.py 里全体浏览器测试共用的 Chromium（找不到时整个文件跳过）。"""
     before = _digest([*NOTEBOOKS, FIXTURE])
+    warm_stored_runs()
     with jupyterlab(tmp_path_factory.mktemp("jupyterlab")) as base:
         context = browser.new_context(viewport={"width": 1280, "height": 900})
         reports = run_in_lab(context, base, [*NOTEBOOKS, FIXTURE])
@@ -93,7 +94,7 @@ def test_a_run_that_stopped_early_counts_as_finished_and_one_that_never_started_
     """等待的规则（不需要浏览器）：Run All 停在报错或弹窗处也算"跑完"（测试再带着原因失败），不干等到超时；
     还在排队的、内核忙的、一个单元格都没执行的，都不算。页面上的指示灯卡在 busy、服务器却说内核空闲时，
     以服务器为准。"""
-    from lab_tools import _finished, _started
+    from lab_tools import _finished, _stalled
 
     base = {"status": "idle", "kernel": "idle", "cells": 5, "numbered": 5, "queued": 0, "errors": 0, "dialogs": []}
     assert _finished(base)
@@ -101,8 +102,11 @@ def test_a_run_that_stopped_early_counts_as_finished_and_one_that_never_started_
     assert _finished({**base, "numbered": 0, "dialogs": ["内核重启中"]})
     assert _finished({**base, "status": "busy"})  # 指示灯没更新，服务器说空闲
     assert _finished({**base, "kernel": None})  # 服务器那边查不到（指示灯说空闲）
-    assert not _finished({**base, "numbered": 0}) and not _started({**base, "numbered": 0})  # Run All 没接上：补点
-    assert _started({**base, "numbered": 0, "queued": 5}) and _started({**base, "numbered": 1})
+    assert not _finished({**base, "numbered": 0}) and _stalled({**base, "numbered": 0})  # Run All 没接上：补点
+    assert _stalled({**base, "numbered": 1})  # 跑了一个就停了、没有报错：补点
+    assert not _stalled(base) and not _stalled({**base, "numbered": 1, "queued": 4})
+    assert not _stalled({**base, "numbered": 2, "errors": 1})  # 停在报错处：原因看得见，不补点
+    assert not _stalled({**base, "numbered": 2, "status": "busy", "kernel": "busy"})
     assert not _finished({**base, "numbered": 2})  # 停下了却看不出原因：继续等（超时报出页面状态）
     assert not _finished({**base, "numbered": 4, "queued": 1})
     assert not _finished({**base, "status": "busy", "kernel": "busy"})
