@@ -3,9 +3,11 @@
 import numpy as np
 import pytest
 
+from transformer_lab.core.multihead import multi_head_attention
 from transformer_lab.lessons.head_training import (
     WEIGHT_NAMES,
     head_gap,
+    head_pieces,
     init_head_weights,
     relation_mass,
     train_heads,
@@ -75,6 +77,40 @@ def test_tiny_difference_grows_until_heads_split(task):
     assert mass[:, 0].max() > 0.7 and mass[:, 1].max() > 0.7 and np.argmax(mass[:, 0]) != np.argmax(mass[:, 1])
 
 
+def test_head_pieces_add_up_to_the_output():
+    """参考实现：四个权重随机时，各头的那一份加起来 = multi_head_attention 的输出。"""
+    rng = np.random.default_rng(3)
+    w = {n: rng.normal(size=(8, 8)) for n in WEIGHT_NAMES}
+    x = rng.normal(size=(2, 5, 8))  # (N, T, D)
+    pieces = head_pieces(w, x, 4)  # (H, N, T, D)
+    assert pieces.shape == (4, 2, 5, 8)
+    np.testing.assert_allclose(pieces.sum(axis=0), multi_head_attention(x, *(w[n] for n in WEIGHT_NAMES), 4)[0],
+                               atol=1e-12)
+
+
+def test_head_pieces_with_identity_w_o_stay_in_their_own_dims():
+    rng = np.random.default_rng(4)
+    w = {**{n: rng.normal(size=(6, 6)) for n in WEIGHT_NAMES}, "w_o": np.eye(6)}
+    pieces = head_pieces(w, rng.normal(size=(3, 6)), 3)  # (H=3, T=3, D=6)
+    for h in range(3):
+        outside = np.delete(pieces[h], [2 * h, 2 * h + 1], axis=-1)
+        assert np.all(outside == 0) and np.any(pieces[h][:, 2 * h:2 * h + 2] != 0)
+
+
+def test_frozen_identity_w_o_leaves_one_head_idle(task):
+    """W_O 定在单位矩阵上重新训练：W_O 一位不变；头 2 的输出落在损失不看的维上，它一直不偏心（约 1/6）。"""
+    start = {**init_head_weights(16, 2, np.random.default_rng(1)), "w_o": np.eye(16)}
+    frozen = train_heads(task, start, steps=1200, checkpoint_every=400, train_w_o=False)
+    assert all(np.array_equal(p["w_o"], np.eye(16)) for p in frozen["checkpoints"])
+    mass = relation_mass(frozen["weights"][-1], task["prev"], task["partner"])
+    assert np.all(np.abs(mass[1] - 1 / 6) < 0.05)  # 头 2：两种关系都只分到约六分之一
+    pieces = head_pieces(frozen["checkpoints"][-1], task["x"], 2)
+    assert np.all(pieces[1][..., :4] == 0)  # 头 2 对损失看的前 4 维一点贡献也没有
+    trained = train_heads(task, start, steps=1200, checkpoint_every=1200)  # 同一起点，W_O 也训练
+    assert not np.allclose(trained["checkpoints"][-1]["w_o"], np.eye(16))
+    assert frozen["losses"][-1] > 0.2 > 10 * trained["losses"][-1]
+
+
 def test_relation_mass_by_hand():
     T = 6
     prev = (np.arange(T) - 1) % T
@@ -95,6 +131,12 @@ ERROR_CASES = [
     ("train-heads-lr", lambda: train_heads(two_relation_task(2, np.random.default_rng(0)),
                                            init_head_weights(16, 2, np.random.default_rng(0)), lr=0.0, steps=1),
      ValueError, r"lr 必须是有限的正实数.*0\.0"),
+    ("train-heads-w-o-flag", lambda: train_heads(two_relation_task(2, np.random.default_rng(0)),
+                                                 init_head_weights(16, 2, np.random.default_rng(0)), steps=1,
+                                                 train_w_o="no"),
+     TypeError, r"train_w_o 必须是 bool（True 或 False），收到的是 字符串 'no'"),
+    ("pieces-params", lambda: head_pieces({"w_q": np.eye(4)}, np.eye(4), 2), TypeError,
+     r"params 必须是含 w_q, w_k, w_v, w_o 的字典"),
     ("mass-shape", lambda: relation_mass(np.zeros((1, 2, 6, 6)), np.arange(5), np.zeros((1, 6), int)),
      ValueError, "prev"),
     ("gap-heads", lambda: head_gap({n: np.eye(4) for n in WEIGHT_NAMES}, 3), ValueError, "num_heads=3"),

@@ -21,11 +21,11 @@ from collections.abc import Mapping
 import numpy as np
 
 from .. import _validation as check
-from ..core.multihead import multi_head_attention, multi_head_attention_backward
+from ..core.multihead import multi_head_attention, multi_head_attention_backward, split_heads
 from .optim import gradient_descent
 
 __all__ = ["two_relation_task", "init_head_weights", "train_heads",
-           "relation_mass", "head_gap", "WEIGHT_NAMES"]
+           "head_pieces", "relation_mass", "head_gap", "WEIGHT_NAMES"]
 
 WEIGHT_NAMES = ("w_q", "w_k", "w_v", "w_o")
 T_TASK = 6
@@ -124,7 +124,7 @@ def _task_loss(params, x, y, num_heads):
 
 
 def train_heads(task: dict, params: dict[str, np.ndarray], num_heads: int = 2, lr: float = 1.0,
-                steps: int = 1200, checkpoint_every: int = 40) -> dict:
+                steps: int = 1200, checkpoint_every: int = 40, train_w_o: bool = True) -> dict:
     """在 ``two_relation_task`` 的数据上训练一个多头注意力层（全部数据一起算梯度）。
 
     Parameters
@@ -135,6 +135,9 @@ def train_heads(task: dict, params: dict[str, np.ndarray], num_heads: int = 2, l
         初始权重，例如 ``init_head_weights`` 的返回值。
     num_heads, lr, steps, checkpoint_every
         头数；学习率；步数；每隔几步存一份权重。
+    train_w_o : bool
+        是否训练输出矩阵 W_O。``False`` 时 W_O 的梯度当作 0，从头到尾停在 ``params["w_o"]``
+        （第 5 章把它定在单位矩阵上，看"没有 W_O"的多头层能练到哪一步）。
 
     Returns
     -------
@@ -144,7 +147,8 @@ def train_heads(task: dict, params: dict[str, np.ndarray], num_heads: int = 2, l
     Raises
     ------
     TypeError, ValueError
-        与 ``optim.gradient_descent``、``multi_head_attention`` 相同（例如 D 不能被 num_heads 整除、训练发散）。
+        与 ``optim.gradient_descent``、``multi_head_attention`` 相同（例如 D 不能被 num_heads 整除、训练发散）；
+        ``train_w_o`` 不是 bool 时 TypeError。
 
     Examples
     --------
@@ -156,10 +160,64 @@ def train_heads(task: dict, params: dict[str, np.ndarray], num_heads: int = 2, l
     >>> bool(run["losses"][-1] < run["losses"][0])
     True
     """
+    train_w_o = check.boolean(train_w_o, "train_w_o")
     x, y = task["x"], task["y"]
-    run = gradient_descent(params, lambda p: _task_loss(p, x, y, num_heads), lr, steps, checkpoint_every)
+
+    def loss_and_grads(p):
+        loss, grads = _task_loss(p, x, y, num_heads)
+        if not train_w_o:
+            grads = {**grads, "w_o": np.zeros_like(grads["w_o"])}  # W_O 不动：w_o − lr·0 = w_o
+        return loss, grads
+
+    run = gradient_descent(params, loss_and_grads, lr, steps, checkpoint_every)
     maps = [multi_head_attention(x, *(p[n] for n in WEIGHT_NAMES), num_heads)[1] for p in run["checkpoints"]]
     return run.with_fields(weights=np.stack(maps))  # weights: (C, N, H, T, T)
+
+
+def _check_params(params) -> None:
+    if not isinstance(params, Mapping) or any(n not in params for n in WEIGHT_NAMES):
+        got = sorted(map(str, params)) if isinstance(params, Mapping) else check.describe(params)
+        raise TypeError(f"params 必须是含 {', '.join(WEIGHT_NAMES)} 的字典，收到的是 {got}。")
+
+
+def head_pieces(params: dict[str, np.ndarray], x: np.ndarray, num_heads: int) -> np.ndarray:
+    """每个头经 W_O 送出的那一份：piece_h = head_h W_O^(h)，全部加起来就是多头注意力的输出。
+
+    W_O^(h) 是 W_O 里对应第 h 个头的那 d_k 行。W_O 是单位矩阵时，头 h 的那一份只落在输出的
+    第 h·d_k 到 (h+1)·d_k − 1 维上。
+
+    Parameters
+    ----------
+    params : dict
+        含 ``w_q, w_k, w_v, w_o`` 的权重（每个 (D, D)）。
+    x : ndarray of shape (..., T, D)
+    num_heads : int
+
+    Returns
+    -------
+    ndarray of shape (H, ..., T, D)
+
+    Raises
+    ------
+    TypeError, ValueError
+        ``params`` 不是含四个权重的字典；其余与 ``multi_head_attention`` 相同（例如 D 不能被 num_heads 整除）。
+
+    Examples
+    --------
+    >>> x = np.arange(8.0).reshape(2, 4) / 8            # (T=2, D=4)
+    >>> w = {n: np.eye(4) for n in WEIGHT_NAMES}
+    >>> pieces = head_pieces(w, x, 2)                   # (H=2, T=2, D=4)
+    >>> pieces.shape, bool(np.all(pieces[1][:, :2] == 0))    # 头 2 的那一份不碰前 2 维
+    ((2, 2, 4), True)
+    """
+    _check_params(params)
+    _, weights = multi_head_attention(x, *(params[n] for n in WEIGHT_NAMES), num_heads)  # (..., H, T, T)
+    H = weights.shape[-3]
+    v = split_heads(np.asarray(x, dtype=float) @ params["w_v"], H)  # (..., H, T, d_k)
+    heads = weights @ v  # (..., H, T, d_k)
+    w_o = np.asarray(params["w_o"], dtype=float)
+    d_k = w_o.shape[0] // H
+    return np.stack([heads[..., h, :, :] @ w_o[h * d_k:(h + 1) * d_k] for h in range(H)])  # (H, ..., T, D)
 
 
 def relation_mass(weights: np.ndarray, prev: np.ndarray, partner: np.ndarray) -> np.ndarray:
@@ -215,9 +273,7 @@ def head_gap(params: dict[str, np.ndarray], num_heads: int) -> float:
     1.0
     """
     H = check.positive_int(num_heads, "num_heads")
-    if not isinstance(params, Mapping) or any(n not in params for n in WEIGHT_NAMES):
-        got = sorted(map(str, params)) if isinstance(params, Mapping) else check.describe(params)
-        raise TypeError(f"params 必须是含 {', '.join(WEIGHT_NAMES)} 的字典，收到的是 {got}。")
+    _check_params(params)
     gap = 0.0
     for name in WEIGHT_NAMES:
         w = check.as_real_array(params[name], name, min_ndim=2)
