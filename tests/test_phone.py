@@ -176,3 +176,20 @@ def test_one_search_entry_and_the_book_title_is_visible(site, browser, server, v
         return states.includes('visible') ? 'visible' : states.join('; ') || 'missing'; }""")
     context.close()
     assert title == "visible", f"{viewport['width']} px：书名 {title}"
+
+
+def test_only_the_search_page_downloads_the_search_index(site, browser, server):
+    """搜索索引 searchindex.js（约 0.5 MB）只在 search.html 上加载（book/_templates/layout.html）：手机上打开一章
+    不必等它。搜索本身照常能用，由 test_search.py 在 search.html 上检查。"""
+    context = browser.new_context(viewport=PHONE)
+    loaded = {}
+    for rel in ("notebooks/03_qkv.html", "book/glossary.html", "search.html"):
+        page, seen = context.new_page(), []
+        page.on("request", lambda r: seen.append(r.url.split("?")[0].split("/")[-1]))
+        page.goto(f"{server}/{rel}")
+        page.wait_for_load_state("networkidle")
+        loaded[rel] = {name for name in ("searchindex.js", "searchtools.js") if name in seen}
+        page.close()
+    context.close()
+    assert loaded == {"notebooks/03_qkv.html": set(), "book/glossary.html": set(),
+                      "search.html": {"searchindex.js", "searchtools.js"}}, loaded
