@@ -201,6 +201,6 @@ def checkpoint_samples(run: Mapping, prompts: Sequence[str], num_new: int, tempe
                        num_heads: int = NUM_HEADS) -> np.ndarray:
     """每个检查点、每个提示词写一段字：(C, len(prompts)) 的字符串数组。每段都用 ``default_rng(seed)`` 重新开始，
     所以不同检查点之间的差别只来自模型本身。"""
-    seed = check.nonnegative_int(seed, "seed")
+    seed = check.seed(seed)
     return np.array([[generate_text(p, run["chars"], prompt, num_new, np.random.default_rng(seed), temperature,
                                     num_heads=num_heads) for prompt in prompts] for p in run["checkpoints"]])
