@@ -81,6 +81,7 @@ def finite_result(x: np.ndarray, what: str, hint: str = "") -> np.ndarray:
 
 
 OVERFLOW_HINT = "提示：把输入缩小到合理的量级（例如先标准化），float32 的输入可先转成 float64。"
+SCALE_HINT = "提示：随机权重的 scale 多在 0.01 到 1 之间；scale × 随机数超出了 float64 的范围。"
 
 
 def float_dtype(dtype: np.dtype) -> np.dtype:
