@@ -161,5 +161,9 @@ ERROR_CASES = [
     ("init-context-memory", call(gpt.init_gpt, 10, np.random.default_rng(0), context=10**9), ValueError, r"context=1000000000\） 要占"),
     ("windows-memory", call(gpt.windows, np.arange(10), 2, 10**12, np.random.default_rng(0)), ValueError,
      r"1000000000000 段 × 2 个字的训练窗口"),
+    ("layer-out-of-range", call(gpt.layer_params, P, 5), ValueError, r"layer=5 越界：模型有 \d+ 层"),
+    ("layer-negative", call(gpt.layer_params, P, -1), ValueError, r"layer=-1 越界"),
+    ("layer-float", call(gpt.layer_params, P, 1.0), TypeError, r"layer 必须是整数.*float 1\.0"),
+    ("layer-params-list", call(gpt.layer_params, [1], 0), TypeError, r"params 必须是参数字典.*list"),
 ]
 test_documented_errors = error_table_test(ERROR_CASES)

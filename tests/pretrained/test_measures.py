@@ -134,5 +134,18 @@ ERROR_CASES = [
     ("expected-not-candidate", lambda: measures.pronoun_table(designed_pair(), ["animal", "dog"], "it",
                                                               ("animal", "street")), ValueError,
      r"expected 要给每一句写明.*收到 2 句、\['animal', 'dog'\]"),
+    ("word-tokens-none", lambda: measures.find_word(None, "the"), TypeError, r"tokens 必须是字符串的列表或元组.*NoneType"),
+    ("word-empty", lambda: measures.find_word(TOKENS, ""), TypeError, r"word 必须是非空的字符串"),
+    ("word-occurrence-negative", lambda: measures.find_word(TOKENS, "the", occurrence=-1), ValueError, r"occurrence 必须是非负整数"),
+    ("results-empty", lambda: measures.offset_attention([], 1), TypeError, r"results 必须是非空的列表"),
+    ("results-none", lambda: measures.positional_heads(None), TypeError, r"results 必须是非空的列表.*NoneType"),
+    ("results-no-attentions", lambda: measures.attention_by_kind([{"tokens": ["a"]}]), TypeError,
+     r"results\[0\] 必须是 model\.run\(句子\) 的结果（含 tokens、attentions）"),
+    ("results-shape", lambda: measures.offset_attention([{"tokens": ["a", "b"], "attentions": np.ones((1, 1, 3, 3))}], 1),
+     ValueError, r"results\[0\]\['attentions'\] 的形状应为 \(任意, 任意, 2, 2\)"),
+    ("offset-zero", lambda: measures.offset_attention([{"tokens": ["a"], "attentions": np.ones((1, 1, 1, 1))}], 0), TypeError,
+     r"offset 必须是非零整数"),
+    ("offset-no-neighbour", lambda: measures.offset_attention([{"tokens": ["a"], "attentions": np.ones((1, 1, 1, 1))}], 1),
+     ValueError, r"offset=1：每句话都不到 2 个词元.*0/0"),
 ]
 test_documented_errors = error_table_test(ERROR_CASES)

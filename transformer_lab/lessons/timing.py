@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+import inspect
 import json
 import os
 import subprocess
@@ -132,6 +133,13 @@ def peak_bytes(fn) -> int:
     """
     if not callable(fn):
         raise TypeError(f"fn 必须是函数（peak_bytes 会调用 fn()），收到的是 {check.describe(fn)}。提示：lambda: 要量的计算。")
+    try:
+        inspect.signature(fn).bind()
+    except TypeError:
+        raise TypeError(f"fn 必须不带参数就能调用（peak_bytes 会调用 fn()），收到的 {fn!r} 要参数 {inspect.signature(fn)}。"
+                        "提示：lambda: 要量的计算(参数)。") from None
+    except ValueError:  # 有的内置函数没有签名：交给调用本身
+        pass
     tracemalloc.start()
     try:
         base = tracemalloc.get_traced_memory()[0]

@@ -18,6 +18,7 @@
 
 from __future__ import annotations
 
+import numbers
 from collections.abc import Mapping
 
 import numpy as np
@@ -42,7 +43,21 @@ HELD_OUT = 0.1  # 每章最后 10% 留作考题
 
 
 def layer_params(params: Mapping[str, np.ndarray], layer: int) -> dict[str, np.ndarray]:
-    """第 ``layer`` 层（从 0 数）的 16 个参数，键去掉前缀 ``layer{l}.``，正好交给 ``core.encoder`` 的函数。"""
+    """第 ``layer`` 层（从 0 数）的 16 个参数，键去掉前缀 ``layer{l}.``，正好交给 ``core.encoder`` 的函数。
+
+    Raises
+    ------
+    TypeError, ValueError
+        ``params`` 不是字典、``layer`` 不是整数，或模型没有第 ``layer`` 层。
+    """
+    if not isinstance(params, Mapping):
+        raise TypeError(f"params 必须是参数字典，收到的是 {check.describe(params)}。提示：用 init_gpt 生成一份。")
+    if isinstance(layer, (bool, np.bool_)) or not isinstance(layer, numbers.Integral):
+        raise TypeError(f"layer 必须是整数（第几层，从 0 数），收到的是 {check.describe(layer)}。")
+    missing = [k for k in PARAM_KEYS if f"layer{layer}.{k}" not in params]
+    if layer < 0 or missing:
+        count = sum(1 for k in params if isinstance(k, str) and k.endswith(".w_q"))
+        raise ValueError(f"layer={layer} 越界：模型有 {count} 层，layer 应在 [0, {count - 1}] 之内（从 0 数）。")
     return {k: params[f"layer{layer}.{k}"] for k in PARAM_KEYS}
 
 
