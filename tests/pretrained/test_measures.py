@@ -147,5 +147,7 @@ ERROR_CASES = [
      r"offset 必须是非零整数"),
     ("offset-no-neighbour", lambda: measures.offset_attention([{"tokens": ["a"], "attentions": np.ones((1, 1, 1, 1))}], 1),
      ValueError, r"offset=1：每句话都不到 2 个词元.*0/0"),
+    ("check-results-tokens-not-str", lambda: measures.check_results([{"tokens": [1], "attentions": np.ones((1, 1, 1, 1))}]),
+     TypeError, r"results\[0\]\['tokens'\] 必须是字符串的列表或元组"),
 ]
 test_documented_errors = error_table_test(ERROR_CASES)
