@@ -157,6 +157,8 @@ ERROR_CASES = [
     ("linear-memory", lambda: lc.linear_attention(np.ones((10**5, 1)), np.ones((10**5, 1)), np.ones((10**5, 1))), VE,
      r"T × T × d_k 中间表（T=100000, d_k=1） 要占 74\.5 GiB"),
     ("window-memory", lambda: lc.sliding_window_mask(10**6, 3), VE, r"T × T 的掩码（T=1000000） 要占 7\.45e\+03 GiB"),
+    ("recurrent-too-long", lambda: lc.linear_attention_recurrent(np.ones((10**5 + 1, 1)), np.ones((10**5 + 1, 1)),
+                                                                 np.ones((10**5 + 1, 1))), VE, r"T=100001 太大：RNN 写法.*上限是 100000"),
 ]
 
 test_documented_errors = error_table_test(ERROR_CASES)

@@ -15,6 +15,8 @@ import numpy as np
 
 from .. import _validation as check
 
+MAX_STEPS = 100_000  # RNN 写法最多走多少步（每一步是一次 Python 循环）
+
 __all__ = ["sliding_window_mask", "feature_map", "log_feature_map", "dimension_weights", "linear_attention", "linear_attention_recurrent"]
 
 
@@ -167,7 +169,7 @@ def linear_attention_recurrent(q: np.ndarray, k: np.ndarray, v: np.ndarray) -> n
     Raises
     ------
     TypeError, ValueError
-        不是二维实数数组，或形状不一致。
+        不是二维实数数组，或形状不一致；T 超过 10 万（一步一步地算要很久）。
 
     Examples
     --------
@@ -177,6 +179,7 @@ def linear_attention_recurrent(q: np.ndarray, k: np.ndarray, v: np.ndarray) -> n
     True
     """
     q, k, v = _check_qkv(q, k, v)
+    check.at_most(q.shape[0], "T", MAX_STEPS, "RNN 写法是一个词一步的 Python 循环，这么长要算很久（批量写法受内存预算限制）")
     lq, lk = log_feature_map(q), log_feature_map(k)  # (T, d_k) log φ
     vs, s = _scaled_values(v)
     scale = np.full(q.shape[1], -np.inf)  # (d_k,) 每一行笔记的刻度 c_d（对数）

@@ -69,6 +69,7 @@ def init_model(rng: np.random.Generator, vocab_size: int = 8, d_model: int = 32,
     """
     rng = check.generator(rng)
     V, D = check.positive_int(vocab_size, "vocab_size"), check.positive_int(d_model, "d_model")
+    check.memory_budget(2 * V * D, 8, f"词嵌入和输出层（vocab_size={V}, d_model={D}）")
     params = {"embed": rng.normal(size=(V, D))}  # (V, D)
     params |= init_encoder_params(D, check.positive_int(d_ff, "d_ff"), rng)
     params["w_out"] = rng.normal(0.0, 1 / np.sqrt(D), size=(D, V))  # (D, V)
