@@ -230,3 +230,32 @@ def test_engine_rejects_every_slider_value_outside_the_grid_or_range(r):
         if s.integral:
             bad[s.name] = min(s.values) + 0.5
             check_error(lambda: ex.update(**bad), TypeError, rf"滑块 {s.name} 只取整数")
+
+
+# ---------------------------------------------------------------- 随机种子：每张带 seed 的图都经过同一个检查（check.seed）
+
+SEEDED = [f for f in explore.CATALOG if "seed" in inspect.signature(f).parameters]
+BAD_SEEDS = [(-1, ValueError, r"^seed 必须是非负整数.*-1"), (2**70, ValueError, r"^seed 必须是非负整数且不超过 2³² − 1"),
+             (1.5, TypeError, r"^seed 必须是非负整数.*float 1\.5"), ("x", TypeError, r"^seed 必须是非负整数.*字符串 'x'"),
+             (True, TypeError, r"^seed 必须是非负整数.*bool"), (None, TypeError, r"^seed 必须是非负整数.*NoneType"),
+             (np.float64(2.0), TypeError, r"^seed 必须是非负整数.*float64")]
+
+
+def test_the_seeded_explorables_are_found():
+    names = {f.__name__ for f in SEEDED}
+    assert {"head_shape_tracer", "head_specialisation", "head_symmetry", "rope_scores", "depth_gradients",
+            "reversal_training", "rnn_memory_decay", "learned_glasses"} <= names
+
+
+@pytest.mark.parametrize("fn", SEEDED, ids=[f.__name__ for f in SEEDED])
+@pytest.mark.parametrize("seed, exc, pattern", BAD_SEEDS, ids=[repr(s[0]) for s in BAD_SEEDS])
+def test_every_seeded_explorable_checks_its_seed_first(fn, seed, exc, pattern, monkeypatch):
+    # 种子在任何训练或作图之前就检查：把训练换成"一调用就失败"，坏种子仍得到中文报错，而不是先训练几分钟
+    from transformer_lab.lessons import runs
+
+    def no_training(*args, **kwargs):
+        raise AssertionError("坏种子应在训练之前就被拒绝")
+
+    for name in ("glasses", "heads", "depth", "reversal", "gpt"):
+        monkeypatch.setattr(runs, name, no_training)
+    check_error(lambda: fn(seed=seed), exc, pattern)

@@ -81,6 +81,7 @@ def finite_result(x: np.ndarray, what: str, hint: str = "") -> np.ndarray:
 
 
 OVERFLOW_HINT = "提示：把输入缩小到合理的量级（例如先标准化），float32 的输入可先转成 float64。"
+SCALE_HINT = "提示：随机权重的 scale 多在 0.01 到 1 之间；scale × 随机数超出了 float64 的范围。"
 
 
 def float_dtype(dtype: np.dtype) -> np.dtype:
@@ -125,6 +126,22 @@ def at_most(n: int, name: str, limit: int, why: str) -> int:
 def nonnegative_int(n: object, name: str) -> int:
     """检查 ``n`` 是非负整数（例如随机种子）。"""
     return _int_at_least(n, name, 0, "非负整数")
+
+
+MAX_SEED = 2**32 - 1  # 随机种子的上限：本书的种子都是 0、1 这样的小整数，再大多半是写错了
+
+
+def seed(s: object, name: str = "seed") -> int:
+    """随机种子：[0, 2³² − 1] 里的整数（不收 bool、浮点数、None）。所有可交互图和 ``tl.runs`` 的实验都经过这里。
+
+    NumPy 本身收任意大的非负整数，但本书的种子都是小整数：2**70 这样的数多半是写错了，
+    而且一个新种子就意味着重新训练（几分钟）。
+    """
+    s = _int_at_least(s, name, 0, "非负整数")
+    if s > MAX_SEED:
+        raise ValueError(f"{name} 必须是非负整数且不超过 2³² − 1 = {MAX_SEED}，收到的是 {s}。"
+                         "提示：本书的种子都是 0、1 这样的小整数；换一个种子，训练会重做一遍。")
+    return s
 
 
 def _int_at_least(n: object, name: str, low: int, what: str) -> int:

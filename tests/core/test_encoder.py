@@ -377,6 +377,8 @@ ERROR_CASES = [
      r"第一个残差 x \+ MHA\(x\) 溢出"),
     ("backward-grad-overflow", backward(params=P | {"ln2_gamma": np.full(4, 1e300)}, grad_out=np.full((3, 4), 1e300)), VE,
      r"encoder_layer 的反向 \(backward\) 的梯度 .* 溢出"),
+    ("init-scale-overflow", call(init_encoder_params, 4, 8, np.random.default_rng(0), scale=1e308), VE,
+     r"随机权重 w_q（scale=1e\+308） 溢出.*scale 多在 0\.01 到 1 之间"),
     ("init-scale-huge-int", call(init_encoder_params, 4, 8, np.random.default_rng(0), scale=10**400), VE,
      r"scale 太大了，超出 float64 的范围"),
     ("init-over-budget", call(init_encoder_params, 100_000, 100_000, np.random.default_rng(0)), VE,

@@ -161,5 +161,8 @@ ERROR_CASES = [
     ("checkpoints-run-list", call(training_checkpoints, [1, 2]), TE, r"^run 必须是一次训练的结果"),
     ("steps-num_new-0", call(lambda: generation_steps(tl.runs.gpt(), num_new=0)), VE, r"^num_new 必须是正整数"),
     ("steps-num_new-str", call(lambda: generation_steps(tl.runs.gpt(), num_new="3")), TE, r"^num_new 必须是正整数"),
+    ("bars-prompt-none-no-run", call(next_token_bars, prompt=None), TE, r"^prompt 必须是非空的字符串.*NoneType"),
+    ("steps-prompt-none-no-run", call(generation_steps, prompt=None), TE, r"^prompt 必须是非空的字符串.*NoneType"),
+    ("steps-num_new-huge", call(generation_steps, num_new=10**9), VE, r"^num_new=1000000000 太大：每写一个字是静态网页上的一帧，上限是 42"),
 ]
 test_documented_errors = error_table_test(ERROR_CASES)

@@ -57,5 +57,8 @@ ERROR_CASES = [
     ("deep_stack-mode", call(ds.stack_profile, 2, "residual", RNG), VE, r"mode='residual' 不存在.*pre-LN"),
     ("deep_stack-heads", call(ds.stack_profile, 2, "pre-LN", RNG, d_model=15), VE, r"d_model=15 必须能被 num_heads=2 整除"),
     ("similarity-one-row", call(ds.position_similarity, np.ones((1, 3))), VE, r"x 至少要有 2 行.*\(1, 3\)"),
+    ("deep_stack-memory-layers", call(ds.stack_profile, 10**6, "pre-LN", RNG), VE, r"1000000 层的权重和反向要留的中间结果.*GiB"),
+    ("deep_stack-memory-length", call(ds.stack_profile, 1, "pre-LN", RNG, seq_len=10**6), VE,
+     r"1 层的权重和反向要留的中间结果（T=1000000, D=16, H=2） 要占"),
 ]
 test_documented_errors = error_table_test(ERROR_CASES)

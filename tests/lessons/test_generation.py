@@ -97,6 +97,12 @@ ERROR_CASES = [
     ("unknown-char", lambda: gen.generate_text(P, "甲乙丙丁戊己庚辛壬癸子丑", "猫", 3, num_heads=4), ValueError,
      "字表中没有的字"),
     ("logits-unknown", lambda: gen.next_token_logits(P, "甲乙丙丁戊己庚辛壬癸子丑", "猫"), ValueError, "字表中没有的字"),
+    ("samples-run-none", lambda: gen.checkpoint_samples(None, ["猫"], 2, 0.5, 0, 4), TypeError,
+     r"run 必须是 tiny_gpt\.train 那样的训练结果.*NoneType"),
+    ("samples-prompts-str", lambda: gen.checkpoint_samples({"checkpoints": [P], "chars": "甲乙丙丁戊己庚辛壬癸子丑"}, "甲", 2, 0.5, 0, 4),
+     TypeError, r"prompts 必须是字符串的列表或元组"),
+    ("samples-seed-huge", lambda: gen.checkpoint_samples({}, ["甲"], 2, 0.5, 2**70, 4), ValueError,
+     r"seed 必须是非负整数且不超过 2³² − 1"),
 ]
 
 

@@ -71,5 +71,9 @@ ERROR_CASES = [
     ("block-nan", lambda: heads_by_block_product(np.full((2, 3, 2), np.nan), np.ones((2, 3, 2)), np.ones((2, 3, 2))),
      ValueError, r"q.*NaN"),
     ("trace-divisible", lambda: shape_trace(np.zeros((2, 6)), *np.zeros((4, 6, 6)), num_heads=4), ValueError, "整除"),
+    ("block-product-overflow", lambda: heads_by_block_product(*np.full((3, 2, 3, 4), 1e300)), ValueError,
+     r"打分 q·k / √d_k 溢出"),
+    ("block-product-memory", lambda: heads_by_block_product(*np.ones((3, 4, 10**4, 1))), ValueError,
+     r"\(H·T\) × \(H·T\) 的大打分表（H=4, T=10000） 要占"),
 ]
 test_documented_errors = error_table_test(ERROR_CASES)

@@ -118,5 +118,21 @@ ERROR_CASES = [
     ("lib-rng", lambda: P.library_experiment(10, 4, np.random.RandomState(0)), TypeError, r"rng 必须是.*RandomState"),
     ("library-too-many-books", call(P.library_experiment, 10**9, 10**9, RNG), VE,
      r"num_shelves × num_books=1000000000000000000 太大.*上限是 25000000"),
+    ("readout-target-indistinguishable", lambda: P.linear_readout(np.ones((3, 1)), np.array([1e300, 1e300 * (1 + 1e-17), 1e300])),
+     ValueError, r"target 的所有值都相同"),
 ]
 test_documented_errors = error_table_test(ERROR_CASES)
+
+
+@pytest.mark.parametrize("scale", [1e-250, 1e-100, 1e100, 1e300])
+def test_linear_readout_error_does_not_depend_on_the_units(scale):
+    # 误差 1 − R² 与单位无关：目标（或特征）整体乘上 1e±300，误差不变、回答跟着缩放，而不是 inf/NaN 或"全都一样"
+    rng = np.random.default_rng(0)
+    f, t = rng.normal(size=(20, 2)), rng.normal(size=20)
+    pred, err = P.linear_readout(f, t)
+    pred_t, err_t = P.linear_readout(f, t * scale)
+    pred_f, err_f = P.linear_readout(f * scale, t)
+    assert 0 < err < 1
+    np.testing.assert_allclose([err_t, err_f], [err, err], rtol=1e-9)
+    np.testing.assert_allclose(pred_t, pred * scale, rtol=1e-9)
+    np.testing.assert_allclose(pred_f, pred, rtol=1e-9)

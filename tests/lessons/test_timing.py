@@ -104,6 +104,10 @@ ERROR_CASES = [
     ("time-repeat-0", lambda: timing.time_rnn_vs_attention((8,), 4, RNG, repeat=0), ValueError, r"repeat 必须是正整数"),
     ("time-rng", lambda: timing.time_rnn_vs_attention((8,), 4, 42), TypeError, r"rng 必须是 np\.random\.Generator"),
     ("peak_bytes-not-callable", lambda: timing.peak_bytes(np.ones(3)), TE, r"fn 必须是函数.*np\.ndarray"),
+    ("timing-memory", lambda: timing.time_rnn_vs_attention((10**6,), 4, np.random.default_rng(0)), VE,
+     r"计时用的数组（最长 T=1000000, d=4） 要占 7\.45e\+03 GiB"),
+    ("scaling-memory", lambda: timing.measure_scaling((4,), 10**5, np.random.default_rng(0)), VE, r"d=100000\） 要占"),
+    ("peak-bytes-needs-argument", lambda: timing.peak_bytes(lambda x: x), TypeError, r"fn 必须不带参数就能调用.*\(x\)"),
 ]
 
 test_documented_errors = error_table_test(ERROR_CASES)

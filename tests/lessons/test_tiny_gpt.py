@@ -155,5 +155,15 @@ ERROR_CASES = [
      r"训练发散了：第 \d+ 步的损失是 [0-9.]+（初始损失 [0-9.]+）。学习率 lr=50\.0 太大"),
     ("train-short-text", lambda: gpt.train(np.random.default_rng(0), text="甲乙", context=8), ValueError,
      r"ids 必须是至少 length \+ 1 = 9 个编号的一维数组"),
+    ("init-vocab-memory", call(gpt.init_gpt, 10**9, np.random.default_rng(0)), ValueError,
+     r"小 GPT 的参数（V=1000000000, D=64, 2 层, d_ff=256, context=256） 要占 .* GiB"),
+    ("init-layers-memory", call(gpt.init_gpt, 10, np.random.default_rng(0), num_layers=10**6), ValueError, r"1000000 层.* 要占"),
+    ("init-context-memory", call(gpt.init_gpt, 10, np.random.default_rng(0), context=10**9), ValueError, r"context=1000000000\） 要占"),
+    ("windows-memory", call(gpt.windows, np.arange(10), 2, 10**12, np.random.default_rng(0)), ValueError,
+     r"1000000000000 段 × 2 个字的训练窗口"),
+    ("layer-out-of-range", call(gpt.layer_params, P, 5), ValueError, r"layer=5 越界：模型有 \d+ 层"),
+    ("layer-negative", call(gpt.layer_params, P, -1), ValueError, r"layer=-1 越界"),
+    ("layer-float", call(gpt.layer_params, P, 1.0), TypeError, r"layer 必须是整数.*float 1\.0"),
+    ("layer-params-list", call(gpt.layer_params, [1], 0), TypeError, r"params 必须是参数字典.*list"),
 ]
 test_documented_errors = error_table_test(ERROR_CASES)

@@ -74,5 +74,7 @@ ERROR_CASES = [
      r"targets 的形状应为 \(2, 6\)，收到的是 \(2, 3\)"),
     ("reversal-accuracy-targets-range", call(tt.accuracy, PARAMS, TOKENS, TOKENS + 8), VE, r"targets 越界.*V=8"),
     ("reversal-accuracy-targets-list", call(tt.accuracy, PARAMS, TOKENS, TOKENS.tolist()), TE, r"targets 必须是整数 NumPy 数组"),
+    ("reversal-task-memory", call(tt.reversal_task, 10**9, RNG), VE, r"1000000000 串 × 6 个符号的倒序任务 要占"),
+    ("init-model-memory", call(tt.init_model, RNG, vocab_size=10**9), VE, r"词嵌入和输出层（vocab_size=1000000000, d_model=32） 要占"),
 ]
 test_documented_errors = error_table_test(ERROR_CASES)

@@ -199,5 +199,10 @@ ERROR_CASES = [
     ("texts-empty", lambda: loaded_tiny_bert().sentence_vectors([]), ValueError, r"texts 不能是空列表"),
     ("texts-empty-sentence", lambda: loaded_tiny_bert().sentence_vectors(["the cat", ""]), ValueError,
      r"text 不能是空串"),
+    ("models-dir-type", call(load, "all-MiniLM-L6-v2", 5), TypeError, r"models_dir 必须是目录的路径.*int 5"),
+    ("text-too-long", lambda: loaded_tiny_bert().tokenize("the " * 30_000), ValueError,
+     r"len\(text\)=120000 太大：模型一次最多读 512 个词元.*上限是 100000"),
+    ("texts-too-many", lambda: loaded_tiny_bert().sentence_vectors(["the"] * 1001), ValueError,
+     r"len\(texts\)=1001 太大：每句话都要把整个模型跑一遍，上限是 1000"),
 ]
 test_documented_errors = error_table_test(ERROR_CASES)

@@ -182,5 +182,17 @@ ERROR_CASES = [
      r"sliders 必须是 Slider 的列表"),
     ("explorable-ncols-zero", call(Explorable, Line, [], title="t", alt="a", ncols=0), VE, r"ncols 必须是正整数.*0"),
     ("slider-label-number", call(Slider, "a", (1, 2), label=3), TE, r"滑块 a 的 label 必须是字符串.*int 3"),
+    ("explorable-ncols-huge", call(Explorable, Line, [], title="t", alt="a", ncols=10**6), VE, r"ncols=1000000 太大.*上限是 12"),
+    ("explorable-size-none", call(Explorable, Line, [], title="t", alt="a", size=None), TE, r"size 必须是 \(宽, 高\) 两个数.*NoneType"),
+    ("explorable-size-zero", call(Explorable, Line, [], title="t", alt="a", size=(0, 1)), VE, r"size 的宽 必须是有限的正实数.*0"),
+    ("explorable-size-nan", call(Explorable, Line, [], title="t", alt="a", size=(float("nan"), 2)), VE, r"size 的宽 必须是有限的正实数.*nan"),
+    ("explorable-size-strings", call(Explorable, Line, [], title="t", alt="a", size=("a", "b")), TE, r"size 的宽 必须是正实数.*'a'"),
+    ("explorable-size-huge", call(Explorable, Line, [], title="t", alt="a", size=(1e9, 1e9)), VE, r"size 的宽 1000000000\.0 英寸太大.*40 英寸"),
+    ("explorable-narrow-size-string", call(Explorable, Line, [], title="t", alt="a", narrow_size="x"), TE, r"narrow_size 必须是 \(宽, 高\)"),
+    ("explorable-narrow-size-negative", call(Explorable, Line, [], title="t", alt="a", narrow_size=(3.6, -1)), VE, r"narrow_size 的高 必须是有限的正实数"),
+    ("explorable-data-none", call(Explorable, Line, [], title="t", alt="a", data=None), TE, r"data 必须是字典.*NoneType"),
+    ("explorable-frame-dpi-zero", call(Explorable, Line, [], title="t", alt="a", frame_dpi=0), VE, r"frame_dpi 必须是正整数.*0"),
+    ("explorable-frame-dpi-string", call(Explorable, Line, [], title="t", alt="a", frame_dpi="x"), TE, r"frame_dpi 必须是正整数.*'x'"),
+    ("explorable-frame-dpi-huge", call(Explorable, Line, [], title="t", alt="a", frame_dpi=10**6), VE, r"frame_dpi 必须在 \[1, 600\] 之内"),
 ]
 test_documented_errors = error_table_test(ERROR_CASES)

@@ -68,5 +68,11 @@ ERROR_CASES = [
     ("slider-default-not-in-grid", call(Slider, "d_k", (1, 2, 4), default=3), VE, r"默认值 3 不在网格"),
     ("slider-continuous-strings", call(Slider, "a", ("x", "y"), continuous=True), TE, r"连续滑块 a 的取值必须都是数"),
     ("slider-name-not-identifier", call(Slider, "a b", (1, 2)), TE, r"滑块的名字必须是合法的参数名.*'a b'"),
+    ("slider-continuous-string", call(Slider, "a", (1, 2), continuous="yes"), TE, r"滑块 a 的 continuous 必须是 bool.*'yes'"),
+    ("slider-continuous-int", call(Slider, "a", (1, 2), continuous=1), TE, r"continuous 必须是 bool.*int 1"),
+    ("slider-step-zero", call(Slider, "a", (1, 2), step=0), VE, r"滑块 a 的 step（活滑块每格走多少）必须是有限的正数.*0"),
+    ("slider-step-string", call(Slider, "a", (1, 2), step="x"), VE, r"step.*必须是有限的正数.*'x'"),
+    ("slider-value-nan", call(Slider, "a", (1, float("nan"))), VE, r"滑块 a 的取值必须都是有限的数"),
+    ("slider-duplicate-values", call(Slider, "a", (1, 2, 1)), VE, r"滑块 a 的取值有重复：\(1, 2, 1\)"),
 ]
 test_documented_errors = error_table_test(ERROR_CASES)

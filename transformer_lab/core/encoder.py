@@ -88,7 +88,9 @@ def init_encoder_params(d_model: int, d_ff: int, rng: np.random.Generator, scale
     params = {}
     for key, shape in _shapes(D, d_ff).items():
         if len(shape) == 2:  # 权重矩阵 (D, D) / (D, d_ff) / (d_ff, D)：方差按输入维数 shape[0] 定
-            params[key] = rng.normal(0.0, scale if scale is not None else 1.0 / np.sqrt(shape[0]), size=shape)
+            with np.errstate(over="ignore", invalid="ignore"):
+                w = rng.normal(0.0, scale if scale is not None else 1.0 / np.sqrt(shape[0]), size=shape)
+            params[key] = check.finite_result(w, f"随机权重 {key}（scale={scale}）", check.SCALE_HINT)
         else:  # 偏置 0；LayerNorm 的 γ 是 1、β 是 0
             params[key] = np.ones(shape) if key.endswith("gamma") else np.zeros(shape)  # (d_ff,) 或 (D,)
     return params

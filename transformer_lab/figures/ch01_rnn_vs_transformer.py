@@ -145,7 +145,7 @@ def rnn_memory_decay(T: int = 60, d_in: int = 4, d_h: int = 16, seed: int = 1) -
     """
     T = _int_between(T, "T", 2, MAX_T)
     d_in, d_h = _int_between(d_in, "d_in", 1, MAX_WIDTH), _int_between(d_h, "d_h", 1, MAX_WIDTH)
-    q, w_xh, x = random_rnn(T, d_in, d_h, np.random.default_rng(check.nonnegative_int(seed, "seed")))
+    q, w_xh, x = random_rnn(T, d_in, d_h, np.random.default_rng(check.seed(seed)))
     return Explorable(
         view=_MemoryView,
         data={"q": q, "w_xh": w_xh, "x": x},
@@ -259,7 +259,7 @@ def queue_vs_direct(T_max: int = 64, gain: float = 0.9, input_scale: float = 0.5
     """
     T_max = _int_between(T_max, "T_max", T_GRID[1], MAX_T)
     gain, input_scale = _real_up_to(gain, "gain", MAX_GAIN), _real_up_to(input_scale, "input_scale", MAX_INPUT)
-    seed = check.nonnegative_int(seed, "seed")
+    seed = check.seed(seed)
     grid = tuple(T for T in T_GRID if T <= T_max)
     q, w_xh, x = random_rnn(T_max, 4, 16, np.random.default_rng(seed))
     _, jac = input_jacobians(input_scale * x, w_xh, gain * q)  # (T_max, T_max, d_h, d_in)

@@ -435,6 +435,7 @@ def learned_glasses(run: object = None, seed: int = 0) -> Explorable:
 
     ``run`` 是 ``learned_glasses.learn_query_key`` 在第 3 章例子上的结果；不传就用 ``tl.runs.glasses(seed)``。
     """
+    seed = check.seed(seed)
     run = runs.glasses(seed) if run is None else as_run(run, "run", ("weights",))
     example = chapter3_example()
     steps = tuple(int(s) for s in run["checkpoint_steps"])

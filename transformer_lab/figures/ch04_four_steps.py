@@ -482,7 +482,7 @@ def scaling_saturation(num_keys: int = 8, seed: int = 0) -> Explorable:
         ``num_keys`` 不是 1 到 64 的整数，或 ``seed`` 不是非负整数。
     """
     num_keys = check.at_most(check.positive_int(num_keys, "num_keys"), "num_keys", MAX_KEYS, "每个键画一根柱子")
-    seed = check.nonnegative_int(seed, "seed")
+    seed = check.seed(seed)
     return Explorable(
         view=_ScalingView,
         data={"num_keys": num_keys, "seed": seed},

@@ -187,6 +187,7 @@ def head_shape_tracer(seed: int = 0) -> Explorable:
 
     滑块上只提供合法的组合（每个 H 都整除每个 D）。数字是随机的示例，不是训练出来的。
     """
+    seed = check.seed(seed)
     return Explorable(
         view=_ShapeTracerView,
         data={"traces": {(D, H): _trace(D, H, seed) for D in D_GRID for H in H_GRID}},
@@ -202,6 +203,7 @@ def head_shape_tracer(seed: int = 0) -> Explorable:
 
 def _check_runs(runs, seed):
     """本章三次训练：不传就取 ``tl.runs.heads(seed)``；传了就检查它的样子（三个 Run 各带 weights、mass、gap）。"""
+    seed = check.seed(seed)
     if runs is None:
         return experiments.heads(seed)
     if not isinstance(runs, Mapping) or "task" not in runs:

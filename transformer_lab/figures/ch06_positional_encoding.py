@@ -391,7 +391,7 @@ def rope_scores(seed: int = 0) -> Explorable:
     -------
     Explorable
     """
-    seed = check.nonnegative_int(seed, "seed")
+    seed = check.seed(seed)
     q, k = np.random.default_rng(seed).normal(size=(2, ROPE_D))  # (d,) 随机向量，不是训练出来的
     return Explorable(
         view=_RopeView,

@@ -234,6 +234,7 @@ def depth_gradients(profiles: object = None, seed: int = 0) -> Explorable:
 
     ``profiles`` 是 ``tl.runs.depth(seed)``（不传就用它）。
     """
+    seed = check.seed(seed)
     if profiles is None:
         profiles = experiments.depth(seed)
     elif not isinstance(profiles, Mapping) or any((m, n) not in profiles for m in MODES for n in DEPTHS):
@@ -317,6 +318,7 @@ def reversal_training(with_pe: object = None, without_pe: object = None, seed: i
     ``with_pe``、``without_pe`` 是两次 ``tiny_transformer.train`` 的结果（同一个种子、同样的步数）；
     不传就用 ``tl.runs.reversal(seed, use_pe=True / False)``。
     """
+    seed = check.seed(seed)
     with_pe = experiments.reversal(seed, use_pe=True) if with_pe is None else as_run(with_pe, "with_pe", ("weights", "accuracy", "test"))
     without_pe = (experiments.reversal(seed, use_pe=False) if without_pe is None
                   else as_run(without_pe, "without_pe", ("weights", "accuracy")))

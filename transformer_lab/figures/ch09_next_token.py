@@ -17,7 +17,7 @@ from ..lessons.generation import generation_trace, next_token_logits
 from ..lessons.optim import as_run
 from ..lessons.tiny_gpt import sizes
 from ..plot.figure import CMAP
-from ..widgets.explorable import Explorable, Slider
+from ..widgets.explorable import FRAME_CAP, Explorable, Slider
 
 __all__ = ["next_token_bars", "training_checkpoints", "generation_steps", "encoder_vs_decoder",
            "BAR_PROMPT", "TEMPERATURES", "TOP_KS", "TOP_PS", "NO_LIMIT", "SHOWN", "GEN_PROMPT", "GEN_NEW"]
@@ -101,8 +101,8 @@ def next_token_bars(run: object = None, prompt: str = BAR_PROMPT) -> Explorable:
 
     ``run`` 是 ``tl.runs.gpt()`` 那样的一次训练（不传就用它），图用它最后一个检查点的打分。
     """
+    prompt = _prompt(prompt)  # 先查便宜的参数：不传 run 时下一行要先训练
     run = _gpt_run(run)
-    prompt = _prompt(prompt)
     logits = next_token_logits(run["checkpoints"][-1], run["chars"], prompt, int(run["num_heads"]))
     return Explorable(
         view=_BarsView,
@@ -223,11 +223,11 @@ def generation_steps(run: object = None, prompt: str = GEN_PROMPT, num_new: int 
 
     ``run`` 是 ``tl.runs.gpt()`` 那样的一次训练（不传就用它），用它最后一个检查点。
     """
+    prompt = _prompt(prompt)  # 先查便宜的参数：不传 run 时下一行要先训练
+    num_new = check.at_most(check.positive_int(num_new, "num_new"), "num_new", FRAME_CAP, "每写一个字是静态网页上的一帧")
     run = _gpt_run(run)
-    num_new = check.positive_int(num_new, "num_new")
     params = run["checkpoints"][-1]
     trace = generation_trace(params, run["chars"], prompt, num_new, num_heads=int(run["num_heads"]))
-    prompt = _prompt(prompt)
     num_layers = sizes(params)["num_layers"]
     return Explorable(
         view=_StepView,

@@ -89,7 +89,7 @@ def stack_profile(num_layers: int, mode: str, rng: np.random.Generator, seq_len:
     Raises
     ------
     TypeError, ValueError
-        参数不是正整数、``mode`` 不是三种之一、``rng`` 不是 Generator、D 不能被 H 整除。
+        参数不是正整数、``mode`` 不是三种之一、``rng`` 不是 Generator、D 不能被 H 整除，或 N 层要占的内存超过预算（2 GiB）。
 
     Examples
     --------
@@ -101,6 +101,8 @@ def stack_profile(num_layers: int, mode: str, rng: np.random.Generator, seq_len:
     rng = check.generator(rng)
     T, D, H = (check.positive_int(v, n) for v, n in ((seq_len, "seq_len"), (d_model, "d_model"), (num_heads, "num_heads")))
     check.heads_divide(D, H, source="")
+    check.memory_budget(N * (12 * D * D + 4 * H * T * T + 16 * T * D), 8,
+                        f"{N} 层的权重和反向要留的中间结果（T={T}, D={D}, H={H}）")
     layers = [init_encoder_params(D, 4 * D, rng) for _ in range(N)]
     xs, backwards = [rng.normal(size=(T, D))], []  # x_0: (T, D)
     for p in layers:

@@ -200,7 +200,17 @@ def generation_trace(params: Mapping[str, np.ndarray], chars: str, prompt: str, 
 def checkpoint_samples(run: Mapping, prompts: Sequence[str], num_new: int, temperature: float, seed: int,
                        num_heads: int = NUM_HEADS) -> np.ndarray:
     """每个检查点、每个提示词写一段字：(C, len(prompts)) 的字符串数组。每段都用 ``default_rng(seed)`` 重新开始，
-    所以不同检查点之间的差别只来自模型本身。"""
-    seed = check.nonnegative_int(seed, "seed")
+    所以不同检查点之间的差别只来自模型本身。
+
+    Raises
+    ------
+    TypeError, ValueError
+        ``run`` 不是带 ``checkpoints``、``chars`` 的训练结果，``prompts`` 不是字符串列表，``seed`` 不是 [0, 2³² − 1] 里的整数；
+        其余同 ``generate_text``。
+    """
+    seed = check.seed(seed)
+    if not isinstance(run, Mapping) or "checkpoints" not in run or "chars" not in run:
+        raise TypeError(f"run 必须是 tiny_gpt.train 那样的训练结果（含 checkpoints、chars），收到的是 {check.describe(run)}。")
+    prompts = check.string_list(prompts, "prompts")
     return np.array([[generate_text(p, run["chars"], prompt, num_new, np.random.default_rng(seed), temperature,
                                     num_heads=num_heads) for prompt in prompts] for p in run["checkpoints"]])

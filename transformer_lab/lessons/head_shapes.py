@@ -144,13 +144,16 @@ def heads_by_block_product(q: np.ndarray, k: np.ndarray, v: np.ndarray) -> tuple
     Raises
     ------
     TypeError, ValueError
-        与 ``heads_by_loop`` 相同：不是 3 维实数数组、形状不一致或含 NaN/inf。
+        与 ``heads_by_loop`` 相同：不是 3 维实数数组、形状不一致或含 NaN/inf；打分溢出；大打分表超过内存预算（2 GiB）。
     """
     q, k, v = _checked_heads(q, k, v)
     H, T, d_k = q.shape
+    check.memory_budget(3 * (H * T) ** 2, 8, f"(H·T) × (H·T) 的大打分表（H={H}, T={T}）")
     blocks = lambda a: np.block([[a[h] if g == h else np.zeros_like(a[h]) for g in range(H)]  # noqa: E731
                                  for h in range(H)])  # (H·T, H·d_k)
-    scores = blocks(q) @ blocks(k).T / np.sqrt(d_k)  # (H·T, H·T) 一次乘法
+    with np.errstate(over="ignore", invalid="ignore"):
+        scores = blocks(q) @ blocks(k).T / np.sqrt(d_k)  # (H·T, H·T) 一次乘法
+    check.finite_result(scores, "打分 q·k / √d_k", check.OVERFLOW_HINT)
     same_head = np.kron(np.eye(H, dtype=bool), np.ones((T, T), dtype=bool))  # (H·T, H·T)
     w = np.where(same_head, scores, -np.inf)
     w = np.exp(w - w.max(axis=-1, keepdims=True))

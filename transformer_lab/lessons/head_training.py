@@ -55,7 +55,7 @@ def two_relation_task(num_sequences: int, rng: np.random.Generator, num_pairs: i
     Raises
     ------
     TypeError, ValueError
-        参数不是正整数、``num_pairs`` < 3，或 ``rng`` 不是 Generator。
+        参数不是正整数、``num_pairs`` < 3，``rng`` 不是 Generator，或数据要占的内存超过预算（2 GiB）。
 
     Examples
     --------
@@ -71,6 +71,7 @@ def two_relation_task(num_sequences: int, rng: np.random.Generator, num_pairs: i
     if num_pairs < 3:
         raise ValueError(f"num_pairs 至少是 3（每句要用 3 对搭档），收到的是 {num_pairs}。")
     T, V = T_TASK, 2 * num_pairs
+    check.memory_budget(V * V + 3 * N * T * (V + T + 3 * m), 8, f"{N} 句的任务数据（num_pairs={num_pairs}, value_dim={m}）")
     pairs = np.stack([rng.choice(num_pairs, size=3, replace=False) for _ in range(N)])  # (N, 3)
     types = np.concatenate([2 * pairs, 2 * pairs + 1], axis=1)  # (N, T) 搭档 = 编号的最低位取反
     types = np.take_along_axis(types, np.argsort(rng.random((N, T)), axis=1), axis=1)  # (N, T) 打乱顺序
@@ -93,7 +94,8 @@ def init_head_weights(D: int, num_heads: int, rng: np.random.Generator, scale: f
     Raises
     ------
     TypeError, ValueError
-        D 或 num_heads 不是正整数、D 不能被 num_heads 整除、scale 不是正数。
+        D 或 num_heads 不是正整数、D 不能被 num_heads 整除、scale 不是正数，权重要占的内存超过预算（2 GiB），
+        或 scale 大到权重溢出。
 
     Examples
     --------
@@ -104,7 +106,9 @@ def init_head_weights(D: int, num_heads: int, rng: np.random.Generator, scale: f
     D, H = check.positive_int(D, "D"), check.positive_int(num_heads, "num_heads")
     scale, rng = check.positive_real(scale, "scale"), check.generator(rng)
     check.heads_divide(D, H, source="", name="D")
-    w = scale * rng.normal(size=(4, D, D))  # (4, D, D)
+    check.memory_budget(4 * D * D, 8, f"四个 D × D 的权重（D={D}）")
+    with np.errstate(over="ignore", invalid="ignore"):
+        w = check.finite_result(scale * rng.normal(size=(4, D, D)), f"随机权重（scale={scale}）", check.SCALE_HINT)  # (4, D, D)
     if check.boolean(identical, "identical"):
         d_k = D // H
         w[:3] = np.tile(w[:3, :, :d_k], (1, 1, H))  # (3, D, D) 每个头的列都抄第 1 个头
@@ -121,6 +125,20 @@ def _task_loss(params, x, y, num_heads):
     grad_out[..., : y.shape[-1]] = 2 * r / r.size  # (N, T, D) 只有前 2m 维有梯度
     grads = multi_head_attention_backward(x, *w, grad_out, num_heads)
     return float(np.mean(r**2)), {name: grads[name] for name in WEIGHT_NAMES}
+
+
+def _check_task(task: object) -> tuple[np.ndarray, np.ndarray]:
+    """``two_relation_task`` 那样的数据：``x`` (N, T, D)、``y`` (N, T, 2m)，2m <= D（输出的前 2m 维与目标比较）。"""
+    if not isinstance(task, Mapping) or "x" not in task or "y" not in task:
+        got = sorted(map(str, task)) if isinstance(task, Mapping) else check.describe(task)
+        raise TypeError(f"task 必须是含 x、y 的字典（two_relation_task 的返回值），收到的是 {got}。")
+    x = check.as_real_array(task["x"], "task['x']")
+    check.check_shape(x, "task['x']", (None, None, None), "（N 句 × T 个词 × D）")
+    y = check.as_real_array(task["y"], "task['y']")
+    check.check_shape(y, "task['y']", (x.shape[0], x.shape[1], None), f"（与 task['x'] 同样的 N={x.shape[0]} 句、T={x.shape[1]} 个词）")
+    if y.shape[-1] > x.shape[-1]:
+        raise ValueError(f"task['y'] 的最后一维 {y.shape[-1]} 不能超过 task['x'] 的 D={x.shape[-1]}：输出的前 2m 维与目标比较。")
+    return x, y
 
 
 def train_heads(task: dict, params: dict[str, np.ndarray], num_heads: int = 2, lr: float = 1.0,
@@ -148,7 +166,7 @@ def train_heads(task: dict, params: dict[str, np.ndarray], num_heads: int = 2, l
     ------
     TypeError, ValueError
         与 ``optim.gradient_descent``、``multi_head_attention`` 相同（例如 D 不能被 num_heads 整除、训练发散）；
-        ``train_w_o`` 不是 bool 时 TypeError。
+        ``train_w_o`` 不是 bool 时 TypeError；``task`` 不是含 x (N, T, D)、y (N, T, 2m) 的字典。
 
     Examples
     --------
@@ -161,7 +179,7 @@ def train_heads(task: dict, params: dict[str, np.ndarray], num_heads: int = 2, l
     True
     """
     train_w_o = check.boolean(train_w_o, "train_w_o")
-    x, y = task["x"], task["y"]
+    x, y = _check_task(task)
 
     def loss_and_grads(p):
         loss, grads = _task_loss(p, x, y, num_heads)
@@ -242,8 +260,11 @@ def relation_mass(weights: np.ndarray, prev: np.ndarray, partner: np.ndarray) ->
         ``weights`` 不是 4 维实数数组，prev/partner 不是整数位置数组、越界或形状与它不符，或没有一个位置的
         partner 与 prev 不同。
     """
-    weights = check.as_real_array(weights, "weights", min_ndim=4)
+    weights = check.as_real_array(weights, "weights")
+    check.check_shape(weights, "weights", (None, None, None, None), "（N 句 × H 个头 × T × T 的注意力权重）")
     N, H, T, S = weights.shape
+    if S != T:
+        raise ValueError(f"weights 必须是自注意力的权重 (N, H, T, T)：最后两维要相等，收到的 shape={weights.shape}。")
     prev = check.token_ids(prev, "prev", T, f"句子只有 T={T} 个位置")  # 位置编号：整数、在 [0, T) 里
     check.check_shape(prev, "prev", (T,))
     partner = check.token_ids(partner, "partner", T, f"句子只有 T={T} 个位置")

@@ -60,14 +60,21 @@ def linear_readout(features: np.ndarray, target: np.ndarray) -> tuple[np.ndarray
     check.check_shape(target, "target", (features.shape[0],), f"（每个样本一个答案，共 N={features.shape[0]} 个）")
     if features.shape[0] < 2:
         raise ValueError(f"features 至少要有 2 个样本才能拟合，收到的 N={features.shape[0]}。")
-    centered = target - target.mean()  # (N,)
-    total = float(centered @ centered)
-    if total == 0:
+    if np.all(target == target[0]):
         raise ValueError("target 的所有值都相同：没有差异可以解释，误差无定义。")
-    design = np.column_stack([np.ones(features.shape[0]), features])  # (N, 1 + F)
-    coef, *_ = np.linalg.lstsq(design, target, rcond=None)  # (1 + F,)
-    prediction = design @ coef  # (N,)
-    residual = target - prediction  # (N,)
+    # 先缩放（结果不变）：目标除以它的最大绝对值，每个特征除以它那一列的最大绝对值——
+    # 1e300 的目标平方后不会上溢成 inf，1e-200 的平方后也不会下溢成 0
+    t_scale = np.max(np.abs(target))
+    f_scale = np.max(np.abs(features), axis=0)  # (F,)
+    t, f = target / t_scale, features / np.where(f_scale > 0, f_scale, 1.0)  # (N,), (N, F)
+    centered = t - t.mean()  # (N,)
+    total = float(centered @ centered)  # > 0：t 不全相同，最大的 |t| 是 1
+    design = np.column_stack([np.ones(features.shape[0]), f])  # (N, 1 + F)
+    coef, *_ = np.linalg.lstsq(design, t, rcond=None)  # (1 + F,)
+    fitted = design @ coef  # (N,) 缩放后的回答
+    residual = t - fitted  # (N,)
+    with np.errstate(over="ignore"):
+        prediction = check.finite_result(fitted * t_scale, "读者的回答", check.OVERFLOW_HINT)  # (N,)
     return prediction, float(np.clip(residual @ residual / total, 0.0, 1.0))
 
 

@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+import numbers
 import time
 from collections.abc import Callable, Iterator, Mapping
 from types import MappingProxyType
@@ -107,8 +108,22 @@ def as_run(value: object, name: str, fields: tuple[str, ...] = ()) -> Run:
     return value
 
 
+MAX_STEPS = 100_000  # 训练步数的上限：本书最长的训练是 1200 步；10 万步在单核上要算好几个小时
+
+
 def check_not_diverged(loss: float, losses: list[float], step: int, lr: float) -> None:
-    """训练发散了就停下并说明：损失变成 NaN/inf，或超过初始损失的 1000 倍。"""
+    """训练发散了就停下并说明：损失变成 NaN/inf，或超过初始损失的 1000 倍。
+
+    Raises
+    ------
+    TypeError
+        ``loss`` 不是实数。
+    ValueError
+        训练发散了。
+    """
+    if isinstance(loss, (bool, np.bool_)) or not isinstance(loss, (numbers.Real, np.ndarray)) or np.ndim(loss) != 0:
+        raise TypeError(f"损失 loss 必须是一个实数（loss_and_grads 返回的第一个值），第 {step} 步收到的是 {check.describe(loss)}。")
+    loss = float(loss)
     if not np.isfinite(loss) or (losses and loss > 1000 * losses[0]):
         raise ValueError(
             f"训练发散了：第 {step} 步的损失是 {loss}（初始损失 {losses[0] if losses else loss}）。"
@@ -137,9 +152,10 @@ def adam(params: dict, grads: dict, state: dict, lr: float, beta1: float = 0.9, 
     Raises
     ------
     ValueError
-        ``grads`` 与 ``params`` 的键不同，``lr`` 或 ``eps`` 不是正数，``beta1``、``beta2`` 不在 [0, 1) 之内。
+        ``grads`` 与 ``params`` 的键不同，``lr`` 或 ``eps`` 不是正数，``beta1``、``beta2`` 不在 [0, 1) 之内，
+        梯度的平方溢出。
     TypeError
-        ``lr``、``beta1``、``beta2``、``eps`` 不是实数。
+        ``lr``、``beta1``、``beta2``、``eps`` 不是实数；``params``、``grads``、``state`` 不是字典。
 
     Examples
     --------
@@ -152,11 +168,19 @@ def adam(params: dict, grads: dict, state: dict, lr: float, beta1: float = 0.9, 
     """
     lr, eps = check.positive_real(lr, "lr"), check.positive_real(eps, "eps")
     beta1, beta2 = check.decay_rate(beta1, "beta1"), check.decay_rate(beta2, "beta2")
+    for value, name in ((params, "params"), (grads, "grads"), (state, "state")):
+        if not isinstance(value, Mapping):
+            raise TypeError(f"{name} 必须是字典，收到的是 {check.describe(value)}。"
+                            + ("提示：第一步传空字典 {}，之后传上一步返回的状态。" if name == "state" else ""))
     if set(grads) != set(params):
         raise ValueError(f"grads 的键必须与 params 相同：params 有 {sorted(params)}，grads 有 {sorted(grads)}。")
     t = state.get("t", 0) + 1
     m = {k: beta1 * state.get("m", {}).get(k, 0) + (1 - beta1) * g for k, g in grads.items()}
-    v = {k: beta2 * state.get("v", {}).get(k, 0) + (1 - beta2) * g**2 for k, g in grads.items()}
+    with np.errstate(over="ignore"):
+        v = {k: beta2 * state.get("v", {}).get(k, 0) + (1 - beta2) * np.square(g) for k, g in grads.items()}
+    for k in v:
+        check.finite_result(v[k], f"Adam 的梯度平方 v[{k!r}]",
+                            "梯度的平方超出了 float64 的范围（梯度约 1e154 以上）：多半是训练已经发散。提示：把 lr 调小。")
     m_hat = {k: m[k] / (1 - beta1**t) for k in m}  # 开头几步 m、v 偏小，修正一下
     v_hat = {k: v[k] / (1 - beta2**t) for k in v}
     new = {k: w - lr * m_hat[k] / (np.sqrt(v_hat[k]) + eps) for k, w in params.items()}
@@ -207,10 +231,12 @@ def train_loop(params: Mapping[str, np.ndarray], loss_and_grads: Callable, step:
     Raises
     ------
     TypeError, ValueError
-        ``steps``、``checkpoint_every`` 不是正整数；``params`` 不是 {名字: 实数数组} 的字典；``loss_and_grads``、
-        ``step`` 不是函数；训练发散（停下并说明，不会存下 NaN 的检查点）。
+        ``steps``、``checkpoint_every`` 不是正整数，``steps`` 超过 ``MAX_STEPS``（10 万）；``params`` 不是 {名字: 实数数组}
+        的字典；``loss_and_grads``、``step`` 不是函数；``loss_and_grads`` 返回的不是 (实数损失, 与 params 同键同形状的
+        有限梯度)；检查点要占的内存超过预算（2 GiB）；训练发散（停下并说明，不会存下 NaN 的检查点）。
     """
     steps, every = check.positive_int(steps, "steps"), check.positive_int(checkpoint_every, "checkpoint_every")
+    check.at_most(steps, "steps", MAX_STEPS, "本书最长的训练是 1200 步，这么多步要算上好几个小时")
     if not isinstance(params, Mapping) or not params:
         raise TypeError(f"params 必须是非空的字典 {{名字: 数组}}，收到的是 {check.describe(params)}。")
     for name, w in params.items():
@@ -221,10 +247,12 @@ def train_loop(params: Mapping[str, np.ndarray], loss_and_grads: Callable, step:
                             + ("提示：loss_and_grads(params) 返回 (损失, 梯度字典)。" if name == "loss_and_grads"
                                else "提示：用 sgd(lr) 或 adam_step(lr) 造一个。"))
     params, state = {name: np.array(w, dtype=float) for name, w in params.items()}, {}
+    check.memory_budget((steps // every + 2) * sum(w.size for w in params.values()), 8,
+                        f"{steps // every + 2} 份检查点（每 {every} 步存一份参数）")
     losses, saved, saved_steps = [], [], []
     start = time.perf_counter()
     for i in range(steps + 1):
-        loss, grads = loss_and_grads(params)
+        loss, grads = _checked_result(loss_and_grads(params), params, i)
         check_not_diverged(loss, losses, i, getattr(step, "lr", "?"))
         losses.append(float(loss))
         if i % every == 0 or i == steps:
@@ -233,6 +261,20 @@ def train_loop(params: Mapping[str, np.ndarray], loss_and_grads: Callable, step:
         if i < steps:
             params, state = step(params, grads, state)
     return Run(losses, saved_steps, saved, seconds=time.perf_counter() - start)
+
+
+def _checked_result(result: object, params: dict, i: int) -> tuple[object, dict]:
+    """``loss_and_grads`` 的返回值：(损失, 梯度字典)，梯度与 params 同键、同形状、都是有限实数。"""
+    if not isinstance(result, tuple) or len(result) != 2:
+        raise TypeError(f"loss_and_grads 必须返回 (损失, 梯度字典) 两个值，第 {i} 步收到的是 {check.describe(result)}。")
+    loss, grads = result
+    if not isinstance(grads, Mapping) or set(grads) != set(params):
+        got = sorted(map(str, grads)) if isinstance(grads, Mapping) else check.describe(grads)
+        raise ValueError(f"loss_and_grads 返回的梯度必须与 params 同键：params 有 {sorted(params)}，第 {i} 步的梯度是 {got}。")
+    for name, w in params.items():
+        g = check.as_real_array(grads[name], f"第 {i} 步的梯度 grads[{name!r}]")  # NaN/inf 在这里报：多半是训练发散了
+        check.check_shape(g, f"grads[{name!r}]", w.shape, f"（必须与 params[{name!r}] 同形状）")
+    return loss, grads
 
 
 def gradient_descent(params: Mapping[str, np.ndarray], loss_and_grads: Callable, lr: float, steps: int,

@@ -48,7 +48,7 @@ GPT_PROMPTS, GPT_SAMPLE_LENGTH, GPT_SAMPLE_TEMPERATURE = ("注意力", "每个�
 
 
 def _seed(seed: object) -> int:
-    return check.nonnegative_int(seed, "seed")
+    return check.seed(seed)
 
 
 def _train_glasses(seed: int) -> Run:

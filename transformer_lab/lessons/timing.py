@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+import inspect
 import json
 import os
 import subprocess
@@ -54,6 +55,12 @@ def _time_here(lengths: list[int], d: int, seed: int, repeat: int) -> dict[str, 
     return out
 
 
+def _budget(lengths: list[int], d: int) -> None:
+    """计时之前先算内存（在子进程里才失败就只剩一句英文）：最长的 T 的 T × T 分数表，以及 d × d 的权重和 T × d 的输入。"""
+    T = max(lengths)
+    check.memory_budget(T * T + 2 * d * d + 2 * T * d, 8, f"计时用的数组（最长 T={T}, d={d}）")
+
+
 def time_rnn_vs_attention(lengths: tuple[int, ...], d: int, rng: np.random.Generator,
                           repeat: int = 5) -> dict[str, np.ndarray]:
     """对每个序列长度 T 计时三件事（秒，``repeat`` 次中最快的一次），全部只用一个 CPU 核心。
@@ -84,7 +91,7 @@ def time_rnn_vs_attention(lengths: tuple[int, ...], d: int, rng: np.random.Gener
     Raises
     ------
     TypeError, ValueError
-        参数不是正整数、``lengths`` 为空或不是元组/列表、``rng`` 不是 Generator。
+        参数不是正整数、``lengths`` 为空或不是元组/列表、``rng`` 不是 Generator，或最长的 T 要占的内存超过预算（2 GiB）。
     RuntimeError
         计时的子进程出错（报错信息附上子进程的 stderr）。
 
@@ -97,6 +104,7 @@ def time_rnn_vs_attention(lengths: tuple[int, ...], d: int, rng: np.random.Gener
     lengths = check.nonempty_sequence(lengths, "lengths", "(16, 64, 256)")
     lengths = [check.positive_int(T, "lengths 里的每个 T") for T in lengths]
     d, repeat = check.positive_int(d, "d"), check.positive_int(repeat, "repeat")
+    _budget(lengths, d)
     seed = int(check.generator(rng).integers(2**32))
     times = _run_alone("rnn_vs_attention", {"lengths": lengths, "d": d, "seed": seed, "repeat": repeat})
     return {"T": np.array(lengths), **{key: np.array(value) for key, value in times.items()}}
@@ -125,6 +133,13 @@ def peak_bytes(fn) -> int:
     """
     if not callable(fn):
         raise TypeError(f"fn 必须是函数（peak_bytes 会调用 fn()），收到的是 {check.describe(fn)}。提示：lambda: 要量的计算。")
+    try:
+        inspect.signature(fn).bind()
+    except TypeError:
+        raise TypeError(f"fn 必须不带参数就能调用（peak_bytes 会调用 fn()），收到的 {fn!r} 要参数 {inspect.signature(fn)}。"
+                        "提示：lambda: 要量的计算(参数)。") from None
+    except ValueError:  # 有的内置函数没有签名：交给调用本身
+        pass
     tracemalloc.start()
     try:
         base = tracemalloc.get_traced_memory()[0]
@@ -186,6 +201,7 @@ def measure_scaling(lengths: tuple[int, ...], d: int, rng: np.random.Generator,
     lengths = check.nonempty_sequence(lengths, "lengths", "(256, 512, 1024)")
     lengths = [check.positive_int(T, "lengths 里的每个 n") for T in lengths]
     d, repeat = check.positive_int(d, "d"), check.positive_int(repeat, "repeat")
+    _budget(lengths, d)
     seed = int(check.generator(rng).integers(2**32))
     got = _run_alone("scaling", {"lengths": lengths, "d": d, "seed": seed, "repeat": repeat})
     return {"n": np.array(lengths), **{key: np.array(value) for key, value in got.items()}}

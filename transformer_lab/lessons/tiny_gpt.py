@@ -18,6 +18,7 @@
 
 from __future__ import annotations
 
+import numbers
 from collections.abc import Mapping
 
 import numpy as np
@@ -42,7 +43,21 @@ HELD_OUT = 0.1  # 每章最后 10% 留作考题
 
 
 def layer_params(params: Mapping[str, np.ndarray], layer: int) -> dict[str, np.ndarray]:
-    """第 ``layer`` 层（从 0 数）的 16 个参数，键去掉前缀 ``layer{l}.``，正好交给 ``core.encoder`` 的函数。"""
+    """第 ``layer`` 层（从 0 数）的 16 个参数，键去掉前缀 ``layer{l}.``，正好交给 ``core.encoder`` 的函数。
+
+    Raises
+    ------
+    TypeError, ValueError
+        ``params`` 不是字典、``layer`` 不是整数，或模型没有第 ``layer`` 层。
+    """
+    if not isinstance(params, Mapping):
+        raise TypeError(f"params 必须是参数字典，收到的是 {check.describe(params)}。提示：用 init_gpt 生成一份。")
+    if isinstance(layer, (bool, np.bool_)) or not isinstance(layer, numbers.Integral):
+        raise TypeError(f"layer 必须是整数（第几层，从 0 数），收到的是 {check.describe(layer)}。")
+    missing = [k for k in PARAM_KEYS if f"layer{layer}.{k}" not in params]
+    if layer < 0 or missing:
+        count = sum(1 for k in params if isinstance(k, str) and k.endswith(".w_q"))
+        raise ValueError(f"layer={layer} 越界：模型有 {count} 层，layer 应在 [0, {count - 1}] 之内（从 0 数）。")
     return {k: params[f"layer{layer}.{k}"] for k in PARAM_KEYS}
 
 
@@ -50,6 +65,11 @@ def init_gpt(vocab_size: int, rng: np.random.Generator, d_model: int = 64, num_l
              context: int = 256) -> dict[str, np.ndarray]:
     """随机初始参数。字嵌入 N(0, 1)，位置嵌入 N(0, 0.1²)（一开始位置只是轻轻的提示），各层同 ``init_encoder_params``，
     输出层 ``w_out`` N(0, 0.02²)、``b_out`` 0：一开始每个字的打分几乎相同，损失约为 log V（均匀瞎猜）。
+
+    Raises
+    ------
+    TypeError, ValueError
+        尺寸不是正整数、``rng`` 不是 Generator，或参数要占的内存超过预算（2 GiB）。
 
     Examples
     --------
@@ -60,6 +80,8 @@ def init_gpt(vocab_size: int, rng: np.random.Generator, d_model: int = 64, num_l
     V, D = check.positive_int(vocab_size, "vocab_size"), check.positive_int(d_model, "d_model")
     L, d_ff = check.positive_int(num_layers, "num_layers"), check.positive_int(d_ff, "d_ff")
     context, rng = check.positive_int(context, "context"), check.generator(rng)
+    count = 2 * V * D + V + context * D + L * (4 * D * D + 2 * D * d_ff + 9 * D + d_ff) + 2 * D  # 参数总数
+    check.memory_budget(count, 8, f"小 GPT 的参数（V={V}, D={D}, {L} 层, d_ff={d_ff}, context={context}）")
     params = {"tok_embed": rng.normal(size=(V, D)), "pos_embed": rng.normal(0.0, 0.1, size=(context, D))}
     for layer in range(L):
         params |= {f"layer{layer}.{k}": w for k, w in init_encoder_params(D, d_ff, rng).items()}
@@ -245,6 +267,7 @@ def windows(ids: np.ndarray, length: int, batch_size: int, rng: np.random.Genera
     T, N, rng = check.positive_int(length, "length"), check.positive_int(batch_size, "batch_size"), check.generator(rng)
     if not isinstance(ids, np.ndarray) or ids.ndim != 1 or ids.size < T + 1:
         raise ValueError(f"ids 必须是至少 length + 1 = {T + 1} 个编号的一维数组，收到的是 {check.describe(ids)}。")
+    check.memory_budget(3 * N * T, 8, f"{N} 段 × {T} 个字的训练窗口（batch_size × length）")
     starts = rng.integers(0, ids.size - T, size=N)  # (N,) 每段的起点
     cols = starts[:, None] + np.arange(T)  # (N, T)
     return ids[cols], ids[cols + 1]  # (N, T), (N, T)

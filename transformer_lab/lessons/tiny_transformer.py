@@ -42,7 +42,7 @@ def reversal_task(num_sequences: int, rng: np.random.Generator, length: int = 6,
     Raises
     ------
     TypeError, ValueError
-        参数不是正整数、``vocab_size`` 超过 8，或 ``rng`` 不是 Generator。
+        参数不是正整数、``vocab_size`` 超过 8，``rng`` 不是 Generator，或数据要占的内存超过预算（2 GiB）。
 
     Examples
     --------
@@ -53,6 +53,7 @@ def reversal_task(num_sequences: int, rng: np.random.Generator, length: int = 6,
     N, T = check.positive_int(num_sequences, "num_sequences"), check.positive_int(length, "length")
     V = check.at_most(check.positive_int(vocab_size, "vocab_size"), "vocab_size", len(SYMBOLS),
                       f"只有 {len(SYMBOLS)} 个符号 {SYMBOLS}")
+    check.memory_budget(2 * N * T, 8, f"{N} 串 × {T} 个符号的倒序任务")
     tokens = check.generator(rng).integers(0, V, size=(N, T))  # (N, T)
     return {"tokens": tokens, "targets": tokens[:, ::-1].copy()}
 
@@ -68,6 +69,7 @@ def init_model(rng: np.random.Generator, vocab_size: int = 8, d_model: int = 32,
     """
     rng = check.generator(rng)
     V, D = check.positive_int(vocab_size, "vocab_size"), check.positive_int(d_model, "d_model")
+    check.memory_budget(2 * V * D, 8, f"词嵌入和输出层（vocab_size={V}, d_model={D}）")
     params = {"embed": rng.normal(size=(V, D))}  # (V, D)
     params |= init_encoder_params(D, check.positive_int(d_ff, "d_ff"), rng)
     params["w_out"] = rng.normal(0.0, 1 / np.sqrt(D), size=(D, V))  # (D, V)

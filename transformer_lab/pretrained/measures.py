@@ -14,10 +14,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .. import _validation as check
 from .unigram import METASPACE
 from .wordpiece import is_punctuation
 
-__all__ = ["token_text", "find_word", "token_kinds", "KINDS", "PronounTable", "pronoun_table", "attention_by_kind",
+__all__ = ["check_results", "token_text", "find_word", "token_kinds", "KINDS", "PronounTable", "pronoun_table", "attention_by_kind",
            "sink_heads", "offset_attention", "positional_heads"]
 
 KINDS = ("cls", "sep", "punct", "word")  # 句首的特殊词元、句尾的特殊词元、标点、其余
@@ -36,8 +37,10 @@ def find_word(tokens: Sequence[str], word: str, occurrence: int = 0) -> list[int
 
     Raises
     ------
+    TypeError
+        ``tokens`` 不是字符串列表、``word`` 不是非空字符串、``occurrence`` 不是整数。
     ValueError
-        找不到（列出这句话的词元）。
+        找不到（列出这句话的词元）；``occurrence`` 是负数。
 
     Examples
     --------
@@ -46,6 +49,10 @@ def find_word(tokens: Sequence[str], word: str, occurrence: int = 0) -> list[int
     >>> find_word(["<s>", "▁", "那", "只", "动物", "过", "马", "路", "</s>"], "马路")
     [6, 7]
     """
+    tokens = check.string_list(tokens, "tokens")
+    if not isinstance(word, str) or not word:
+        raise TypeError(f"word 必须是非空的字符串，收到的是 {check.describe(word)}。")
+    occurrence = check.nonnegative_int(occurrence, "occurrence")
     texts = [token_text(t) if t not in _SPECIAL else "" for t in tokens]
     target = word.lower().replace(" ", "")
     found = []
@@ -167,6 +174,26 @@ def pronoun_table(results: Sequence[Mapping], expected: Sequence[str], pronoun: 
 # ---------------------------------------------------------------- 注意力汇点、看前一个/后一个词的头
 
 
+def check_results(results: object) -> list[Mapping]:
+    """``model.run`` 的结果列表：非空，每个都含 ``tokens``（T 个字符串）和 ``attentions`` (L, H, T, T)。
+
+    Raises
+    ------
+    TypeError, ValueError
+        不是非空的列表，某一项缺 ``tokens``/``attentions``，或形状对不上。
+    """
+    if not isinstance(results, (list, tuple)) or not results:
+        raise TypeError(f"results 必须是非空的列表，每一项是 model.run(句子) 的结果，收到的是 {check.describe(results)}。")
+    for i, r in enumerate(results):
+        if not isinstance(r, Mapping) or "tokens" not in r or "attentions" not in r:
+            raise TypeError(f"results[{i}] 必须是 model.run(句子) 的结果（含 tokens、attentions），收到的是 {check.describe(r)}。")
+        tokens = check.string_list(r["tokens"], f"results[{i}]['tokens']")
+        a = check.as_real_array(r["attentions"], f"results[{i}]['attentions']")
+        check.check_shape(a, f"results[{i}]['attentions']", (None, None, len(tokens), len(tokens)),
+                          f"（L 层 × H 个头 × T × T，T = {len(tokens)} 个词元）")
+    return list(results)
+
+
 def attention_by_kind(results: Sequence[Mapping]) -> dict[str, np.ndarray]:
     """每个头平均把多少注意力给了每一类词元（``KINDS``）：先在一句里对所有查询取平均，再对句子取平均。
 
@@ -183,7 +210,7 @@ def attention_by_kind(results: Sequence[Mapping]) -> dict[str, np.ndarray]:
     array([[1.]])
     """
     out = {k: [] for k in KINDS}
-    for r in results:
+    for r in check_results(results):
         kinds = np.array(token_kinds(r["tokens"]))
         per_query = r["attentions"].astype(np.float64)  # (L, H, T, T)
         for k in KINDS:
@@ -199,6 +226,11 @@ def sink_heads(by_kind: Mapping[str, np.ndarray], threshold: float = 0.5) -> dic
 def offset_attention(results: Sequence[Mapping], offset: int) -> np.ndarray:
     """(L, H)：每个词元平均给它后面第 ``offset`` 个词元多少注意力（``-1`` = 前一个，``+1`` = 后一个）。
 
+    Raises
+    ------
+    TypeError, ValueError
+        ``results`` 不合 ``check_results`` 的要求；``offset`` 不是非零整数；没有一句话长到有这个邻居。
+
     Examples
     --------
     >>> import numpy as np
@@ -206,17 +238,23 @@ def offset_attention(results: Sequence[Mapping], offset: int) -> np.ndarray:
     >>> float(offset_attention([{"tokens": list("abcd"), "attentions": a}], -1)[0, 0])
     1.0
     """
+    if isinstance(offset, (bool, np.bool_)) or not isinstance(offset, (int, np.integer)) or offset == 0:
+        raise TypeError(f"offset 必须是非零整数（-1 = 前一个词元，+1 = 后一个），收到的是 {check.describe(offset)}。")
     out = []
-    for r in results:
+    for r in check_results(results):
         a = r["attentions"].astype(np.float64)  # (L, H, T, T)
         T = a.shape[-1]
         t = np.arange(max(0, -offset), min(T, T - offset))  # 有这个邻居的查询位置
-        out.append(a[..., t, t + offset].mean(axis=-1))  # (L, H)
+        if t.size:  # 句子比 |offset| 还短：没有一个查询有这个邻居
+            out.append(a[..., t, t + offset].mean(axis=-1))  # (L, H)
+    if not out:
+        raise ValueError(f"offset={offset}：每句话都不到 {abs(offset) + 1} 个词元，没有一个词元有这个邻居，平均值是 0/0。")
     return np.mean(out, axis=0)
 
 
 def positional_heads(results: Sequence[Mapping], threshold: float = 0.5) -> dict[str, list[tuple[int, int]]]:
     """平均至少把 ``threshold`` 的注意力给前一个（``"before"``）或后一个（``"after"``）词元的头 (层, 头)。"""
+    check_results(results)
     found = {}
     for key, offset in (("before", -1), ("after", 1)):
         found[key] = [(int(layer), int(h)) for layer, h in np.argwhere(offset_attention(results, offset) >= threshold)]

@@ -120,11 +120,15 @@ class PretrainedModel:
         return float(cosine_similarity(va.astype(np.float64), vb.astype(np.float64)))
 
 
+MAX_TEXT_CHARS, MAX_TEXTS = 100_000, 1000  # 一段文字最多多少个字符、一次最多几句话
+
+
 def _text(text: object) -> str:
     if not isinstance(text, str):
         raise TypeError(f"text 必须是字符串，收到的是 {check.describe(text)}。")
     if not text.strip():
         raise ValueError("text 不能是空串（或只有空格）：至少要有一个字。")
+    check.at_most(len(text), "len(text)", MAX_TEXT_CHARS, "模型一次最多读 512 个词元，这么长的文字切词就要很久")
     return text
 
 
@@ -133,6 +137,7 @@ def _texts(texts: object) -> list[str]:
         raise TypeError(f"texts 必须是一句话（字符串）或字符串的列表，收到的是 {check.describe(texts)}。")
     if not texts:
         raise ValueError("texts 不能是空列表：至少要有一句话。")
+    check.at_most(len(texts), "len(texts)", MAX_TEXTS, "每句话都要把整个模型跑一遍")
     return [_text(t) for t in texts]
 
 
@@ -216,7 +221,7 @@ def load(name: str | ModelInfo, models_dir: str | Path | None = None, reuse: boo
     Raises
     ------
     TypeError
-        ``name`` 不是字符串，或 ``reuse`` 不是 bool。
+        ``name`` 不是字符串，``models_dir`` 不是路径，或 ``reuse`` 不是 bool。
     ValueError
         名字不认识（列出可选的）、wheel 的 sha256 不对（信息里有重新下载的命令）、wheel 里缺文件，
         或权重文件坏了（截断、dtype 不支持、缺张量……）。
@@ -225,6 +230,8 @@ def load(name: str | ModelInfo, models_dir: str | Path | None = None, reuse: boo
     """
     info = name if isinstance(name, ModelInfo) else MODELS[check.one_of(name, "name", tuple(MODELS))]
     reuse = check.boolean(reuse, "reuse")
+    if models_dir is not None and not isinstance(models_dir, (str, Path)):
+        raise TypeError(f"models_dir 必须是目录的路径（字符串或 pathlib.Path），收到的是 {check.describe(models_dir)}。")
     path = verify_wheel(info, None if models_dir is None else Path(models_dir))
     stat = path.stat()
     key = (info, str(path), stat.st_size, stat.st_mtime_ns)

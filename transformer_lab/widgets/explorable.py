@@ -84,6 +84,19 @@ def _check_view(view: type, sliders: list[Slider]) -> None:
         )
 
 
+MAX_PANELS, MAX_INCHES, MAX_DPI = 12, 40.0, 600  # 子图个数、图的宽高（英寸）、分辨率的上限：再大多半是写错了，还会耗尽内存
+
+
+def _check_size(size: Any, name: str) -> None:
+    """图的 (宽, 高)，单位英寸：两个 (0, 40] 之间的有限实数。"""
+    if not isinstance(size, (tuple, list)) or len(size) != 2:
+        raise TypeError(f"{name} 必须是 (宽, 高) 两个数（英寸），收到的是 {check.describe(size)}。")
+    for value, what in zip(size, ("宽", "高")):
+        value = check.positive_real(value, f"{name} 的{what}")
+        if value > MAX_INCHES:
+            raise ValueError(f"{name} 的{what} {value} 英寸太大：上限是 {MAX_INCHES:g} 英寸（屏幕上约 {MAX_INCHES * SCREEN_DPI:.0f} px）。")
+
+
 def _check_max_frames(max_frames: Any) -> None:
     """``max_frames``：静态网页上最多预先画多少帧，必须是正整数。"""
     if isinstance(max_frames, bool) or not isinstance(max_frames, int):
@@ -124,7 +137,9 @@ class Explorable:
     ------
     TypeError, ValueError
         ``view`` 不是带 ``update`` 的类，``update`` 的参数与滑块名不一致，``alt`` 模板用了没有的名字，
-        ``title``/``alt`` 不是非空字符串，``sliders`` 不是 Slider 的列表，或 ``ncols``、``max_frames`` 不是正整数。
+        ``title``/``alt`` 不是非空字符串，``sliders`` 不是 Slider 的列表，``ncols``、``max_frames`` 不是正整数，
+        ``ncols`` 超过 12，``size``/``narrow_size`` 不是 (0, 40] 英寸里的两个数，``data`` 不是字典，
+        或 ``frame_dpi`` 不是 [1, 600] 里的整数。
 
     Examples
     --------
@@ -163,7 +178,13 @@ class Explorable:
                                 f"收到的是 {check.describe(value)}。")
         if not isinstance(self.sliders, (list, tuple)) or not all(isinstance(s, Slider) for s in self.sliders):
             raise TypeError(f"sliders 必须是 Slider 的列表（没有滑块就写 []），收到的是 {check.describe(self.sliders)}。")
-        check.positive_int(self.ncols, "ncols")
+        check.at_most(check.positive_int(self.ncols, "ncols"), "ncols", MAX_PANELS, "一张图的子图太多，手机上一格都看不清")
+        _check_size(self.size, "size")
+        if self.narrow_size is not None:
+            _check_size(self.narrow_size, "narrow_size")
+        if not isinstance(self.data, Mapping):
+            raise TypeError(f"data 必须是字典（传给 view 构造函数的固定数据），收到的是 {check.describe(self.data)}。")
+        check.int_in_range(self.frame_dpi, "frame_dpi", 1, MAX_DPI)
         _check_view(self.view, self.sliders)
         _check_max_frames(self.max_frames)
         try:

@@ -43,6 +43,15 @@ class Slider:
         if not isinstance(self.values, (tuple, list)):
             raise TypeError(f"滑块 {self.name} 的 values 必须是元组或列表，收到的是 {type(self.values).__name__}。")
         object.__setattr__(self, "values", tuple(self.values))  # 冻结的 dataclass：统一存成元组
+        if not isinstance(self.continuous, (bool, np.bool_)):
+            raise TypeError(f"滑块 {self.name} 的 continuous 必须是 bool（True 或 False），收到的是 {type(self.continuous).__name__} "
+                            f"{self.continuous!r}。")
+        if isinstance(self.step, (bool, np.bool_)) or not isinstance(self.step, numbers.Real) or not 0 < self.step < np.inf:
+            raise ValueError(f"滑块 {self.name} 的 step（活滑块每格走多少）必须是有限的正数，收到的是 {self.step!r}。")
+        if any(isinstance(v, numbers.Real) and not np.isfinite(v) for v in self.values):
+            raise ValueError(f"滑块 {self.name} 的取值必须都是有限的数，收到的是 {self.values!r}。")
+        if any(_same(a, b) for i, a in enumerate(self.values) for b in self.values[i + 1:]):
+            raise ValueError(f"滑块 {self.name} 的取值有重复：{self.values!r}。每个取值是一帧，重复的帧分不清。")
         if self.continuous and not all(isinstance(v, numbers.Real) and not isinstance(v, bool) for v in self.values):
             raise TypeError(f"连续滑块 {self.name} 的取值必须都是数，收到的是 {self.values!r}。")
         if len(self.values) < 2:
