@@ -7,9 +7,9 @@
     var t = text.replace(/[\s_]/g, "").replace(/[０-９．－，]/g, function (c) {
       return String.fromCharCode(c.charCodeAt(0) - 0xFEE0);
     }).replace(/−/g, "-");
-    // 逗号只认千位分隔（1,048,576）；“0,984”这种逗号小数不猜它的意思，请读者改写
+    // 逗号只认千位分隔（1,048,576：第一组不以 0 开头，后面每组三位）；“0,984”“11,0”这种逗号小数不猜它的意思，请读者改写
     if (t.indexOf(",") >= 0) {
-      if (!/^[-+]?\d{1,3}(,\d{3})+(\.\d*)?$/.test(t)) return null;
+      if (!/^[-+]?[1-9]\d{0,2}(,\d{3})+(\.\d*)?$/.test(t)) return null;
       t = t.replace(/,/g, "");
     }
     if (!/^[-+]?(\d+\.?\d*|\.\d+)(e[-+]?\d+)?$/i.test(t)) return null;
