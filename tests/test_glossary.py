@@ -73,7 +73,7 @@ def test_every_entry_has_english_definition_and_chapter():
         links = CHAPTER_LINK.findall(text)
         assert links, f"{name} 没有链接到算出它的那一章"
         for number, doc in links:
-            assert doc.startswith(f"0{number}_") and (ROOT / "notebooks" / f"{doc}.ipynb").exists(), (name, doc)
+            assert doc.startswith(f"{int(number):02d}_") and (ROOT / "notebooks" / f"{doc}.ipynb").exists(), (name, doc)
 
 
 def test_softmax_entry_explains_the_name():

@@ -20,7 +20,7 @@ from zh_search import HAN_RUN, OTHER_WORD  # noqa: E402  索引端的切法
 
 PREFACE, CH1, CH2, CH3, CH4 = "preface", "01_rnn_vs_transformer", "02_self_attention", "03_qkv", "04_four_steps"
 CH5, CH6, CH7 = "05_multi_head", "06_positional_encoding", "07_complexity"
-CH8, PRIMER = "08_transformer_layer", "numpy_primer"
+CH8, CH9, CH10, PRIMER = "08_transformer_layer", "09_next_token", "10_real_model", "numpy_primer"
 ANYWHERE = None  # 每一页都有的字和词：只要求出现在结果里
 
 QUERIES = [
@@ -81,6 +81,23 @@ QUERIES = [
     ("为什么 V 不能直接用 K", CH3, 1),
     ("RNN 为什么慢", CH1, 1),
     ("it 指的是什么", CH2, 1),
+    # 读第 5–10 章的人会问的（书里没有原样的句子）
+    ("头越多越好吗", CH5, 1),
+    ("两个头为什么会分工", CH5, 1),
+    ("注意力怎么知道词的先后顺序", CH6, 3),  # 排第 3：第 2、1 章的“注意力怎么……”“猫追狗”切出的两字块更多（待改进）
+    ("位置为什么不用 1 2 3", CH6, 1),
+    ("句子长度翻倍计算量变几倍", CH7, 2),    # 第 1 章也算过“翻倍 → 4 倍”（第 1、7 章去重以后改回 1）
+    ("FlashAttention 为什么省内存", CH7, 1),
+    ("长上下文为什么占内存", CH7, 1),
+    ("残差连接有什么用", CH8, 1),
+    ("为什么要叠很多层", CH8, 1),
+    ("怎么训练一个小 Transformer", CH8, 2),       # 第 9 章也训练（一个小 GPT）
+    ("温度调高会怎样", CH9, 1),
+    ("GPT 怎么一个字一个字地写", CH9, 1),
+    ("top-p 采样", CH9, 1),
+    ("困惑度是什么意思", CH9, 1),
+    ("真模型的注意力头在看什么", CH10, 1),
+    ("分词器怎么切词", CH10, 1),
 ]
 
 

@@ -119,6 +119,30 @@ def test_empty_answers_are_not_judged(site, page):
     assert _score(page).endswith("（已答 0 题）")
 
 
+def test_the_explanation_waits_for_a_right_answer_or_a_second_try(site, page):
+    """第一次答错只说错了、给回看链接，不给讲解（讲解里有答案）；第二次提交后才显示。先猜后看的题猜完就揭晓。"""
+    _open(page)
+    q = next(x for x in BANK if x.qid == "ch3-dot")
+    _type(page, q, "12")
+    text = _feedback(page, q)
+    assert text.startswith("✘ 还不对") and q.explain not in text and "第二次提交后会显示讲解" in text
+    assert f"第 {q.chapter} 章" in page.locator(f"#tlq-{q.qid} .tlq-feedback a").inner_text()
+    _type(page, q, "13")
+    text = _feedback(page, q)
+    assert text.startswith("✘ 还不对") and q.explain in text and "第二次提交" not in text
+    guess = next(x for x in BANK if x.kind == "predict")
+    _pick(page, guess, (guess.correct + 1) % len(guess.choices))
+    assert all(line.strip() in _feedback(page, guess) for line in guess.reveal)
+
+
+@pytest.mark.parametrize("typed", ["11,0", "0,984", "1,1e1"])
+def test_a_comma_decimal_is_not_guessed(site, page, typed):
+    """逗号只当千位分隔符（1,048,576）；“11,0”这种逗号小数不替读者猜，请他改写（以前会读成 110）。"""
+    _open(page)
+    _type(page, next(x for x in BANK if x.qid == "ch3-dot"), typed)
+    assert _feedback(page, next(x for x in BANK if x.qid == "ch3-dot")).startswith("请先在框里填一个数"), typed
+
+
 @pytest.mark.parametrize("typed", ["１１", " 11 ", "11.0", "1.1e1"])
 def test_number_input_accepts_common_spellings(site, page, typed):
     _open(page)

@@ -148,7 +148,7 @@ def test_clock_narrow_draws_the_reading_key_in_the_spare_cell():
 
 
 def test_relative_dot_and_rope_narrow_stack_panels_with_two_line_titles():
-    cases = (("relative_dot", "$PE(p)", "相隔 1 个位置", "d_model = "), ("rope_scores", r"$\mathrm{rope}", "m − n", "RoPE"))
+    cases = (("relative_dot", "$PE(p)", "相隔 1 个位置", "d_model = "), ("rope_scores", r"$\mathrm{rope}", "p − p′", "RoPE"))
     for name, heat_start, line_start, title_start in cases:
         ex = tl.explore.catalog()[name]()
         wide, narrow = _texts(ex, "wide"), _texts(ex, "narrow")

@@ -105,6 +105,20 @@ def test_predict_reveals_show_computed_values():
     assert rev["seed-position"].count("True") == 2
 
 
+def test_symmetry_reveal_is_the_chapters_computation():
+    """``ch5-symmetry`` 揭晓的是一段真的计算：完全相同的两个头训练 400 步后之差仍恰好是 0，只差百万分之一的两个头
+    分开了；两种的损失和第 5 章表格里第 400 步那一行一字不差（题库和章节各算各的）。"""
+    reveal = BY_ID["ch5-symmetry"].reveal
+    assert reveal[0].startswith("相同：两头之差 0.0e+00 → 训练 400 步后 0.0e+00")
+    start, end = (float(v) for v in re.findall(r"(\d\.\de[+-]\d\d)", reveal[1]))
+    assert start < 1e-5 and end > 0.1
+    book = nbformat.read(ROOT / "notebooks" / "05_multi_head.ipynb", as_version=4)
+    printed = "".join(o.get("text", "") for c in book.cells if c.cell_type == "code" for o in c.get("outputs", []))
+    row = next(line for line in printed.splitlines() if line.split()[:1] == ["400"])
+    losses = re.findall(r"损失 (\d\.\d{4})", "\n".join(reveal))
+    assert len(losses) == 2 and all(loss in row for loss in losses), (losses, row)
+
+
 def test_helpers_against_independent_references():
     np.testing.assert_allclose(softmax_cake(), _softmax([5, 2, 0]))
     assert rnn_signal_left(0.8, 5) == pytest.approx(0.8 ** 5)

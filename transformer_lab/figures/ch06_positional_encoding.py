@@ -277,7 +277,7 @@ DOT_D_GRID, BASE_GRID, DOT_T = (8, 16, 32, 64, 128), (10.0, 100.0, 1000.0, 10000
 
 
 class _RelativeDotView:
-    """余弦相似度 PE(p)·PE(p′) / (D/2) 的热力图（对角线上颜色相同）和它随相隔 k 的变化（宽版左右排，窄版上下排）。
+    """余弦相似度 PE(p)·PE(p′) / (D/2) 的热力图（对角线上颜色相同）和它随相隔 Δ 的变化（宽版左右排，窄版上下排）。
 
     第二个位置写 p′，不写 q：q 在书里是查询。
     """
@@ -296,7 +296,7 @@ class _RelativeDotView:
         line.axhline(0, color="0.7", lw=0.8)
         line.set_xlim(0, DOT_T - 1)
         line.set_ylim(-1.05, 1.05)
-        line.set_xlabel(r"相隔 $k = |p - p'|$ 个位置")
+        line.set_xlabel(r"相隔 $\Delta = |p - p'|$ 个位置")
         line.set_ylabel("余弦相似度")
         line.grid(alpha=0.3)
         self.line_title = line.set_title(" ", fontsize=10)
@@ -347,15 +347,15 @@ class _RopeView:
         heat, line = axes
         image = heat.imshow(scores, cmap=CMAP, interpolation="nearest", zorder=0)  # 颜色范围 = 分数的最小到最大
         fig.colorbar(image, ax=heat, shrink=0.8)
-        heat.set_xlabel("键的位置 n")
-        heat.set_ylabel("查询的位置 m")
-        heat.set_title(r"$\mathrm{rope}(q)_m\cdot\mathrm{rope}(k)_n$：每条对角线都相同", fontsize=10)
+        heat.set_xlabel("键的位置 p′")
+        heat.set_ylabel("查询的位置 p")
+        heat.set_title(r"$\mathrm{rope}(q)_p\cdot\mathrm{rope}(k)_{p'}$：每条对角线都相同", fontsize=10)
         self.mark = heat.plot([], [], "s", ms=9, mfc="none", mec="white", mew=2)[0]
         offsets = np.arange(-ROPE_T + 1, ROPE_T)  # m - n
         line.plot(offsets, [scores[max(o, 0), max(-o, 0)] for o in offsets], "-", color=SIN_COLOR, lw=1.5)
         line.axhline(plain, color="0.5", lw=1, ls="--", label=f"不转时 q·k = {plain:.2f}".replace("-", "−"))
         self.dot = line.plot([], [], "o", color=COS_COLOR, ms=9)[0]
-        line.set_xlabel("相差 m − n")
+        line.set_xlabel("相差 p − p′")
         line.set_ylabel("分数")
         line.grid(alpha=0.3)
         if layout.narrow:
@@ -371,11 +371,11 @@ class _RopeView:
         score = float(self.scores[m, n])
         self.mark.set_data([n], [m])
         self.dot.set_data([m - n], [score])
-        self.line_title.set_text(f"m − n = {m - n}：分数 {score:.3f}".replace("-", "−"))
+        self.line_title.set_text(f"p − p′ = {m - n}：分数 {score:.3f}".replace("-", "−"))
         if self.narrow:
-            self.suptitle.set_text(f"RoPE：查询在 m = {m}，键在 n = {n}\n两个词一起往后挪，分数不变")
+            self.suptitle.set_text(f"RoPE：查询在 p = {m}，键在 p′ = {n}\n两个词一起往后挪，分数不变")
         else:
-            self.suptitle.set_text(f"RoPE（随机的 q, k，d = {ROPE_D}）：查询在 m = {m}，键在 n = {n}——两个词一起往后挪，分数不变")
+            self.suptitle.set_text(f"RoPE（随机的 q, k，d_k = {ROPE_D}）：查询在 p = {m}，键在 p′ = {n}——两个词一起往后挪，分数不变")
         return {"scores": self.scores, "score": np.array([score]), "m": np.array([m]), "n": np.array([n])}
 
 
@@ -397,8 +397,8 @@ def rope_scores(seed: int = 0) -> Explorable:
         view=_RopeView,
         data={"scores": rope_score_matrix(q, k, ROPE_T), "plain": float(q @ k)},
         sliders=[Slider("start", START_GRID, label="靠前那个词的位置", default=0, continuous=True),
-                 Slider("gap", GAP_GRID, label="相差 m - n", default=2, continuous=True)],
+                 Slider("gap", GAP_GRID, label="相差 p − p′", default=2, continuous=True)],
         title="RoPE 的分数只看相差几个位置",
-        alt="随机的查询和键经过 RoPE 后的分数表（32 × 32）：靠前的词在位置 {start}，查询与键相差 m - n = {gap}；另一张是分数随相差的变化。",
+        alt="随机的查询和键经过 RoPE 后的分数表（32 × 32）：靠前的词在位置 {start}，查询与键相差 p − p′ = {gap}；另一张是分数随相差的变化。",
         size=(6.8, 3.3), ncols=2, narrow_size=(3.6, 6.6),
     )

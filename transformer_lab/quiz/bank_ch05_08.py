@@ -13,9 +13,10 @@ from ..core.encoder import init_encoder_params
 from ..core.layer_norm import layer_norm
 from ..core.positional import rope, sinusoidal_positional_encoding
 from ..lessons import costs
+from ..lessons.head_training import head_gap, init_head_weights, train_heads, two_relation_task
 from .question import Question
 
-__all__ = ["questions", "parameter_count", "order_blind", "rope_scores"]
+__all__ = ["questions", "parameter_count", "order_blind", "rope_scores", "twin_heads"]
 
 
 def parameter_count(d_model: int, d_ff: int, keys: tuple[str, ...]) -> int:
@@ -48,8 +49,28 @@ def rope_scores(T: int = 12, d: int = 8) -> np.ndarray:
     return qs @ ks.T                                                 # (T, T)
 
 
+def twin_heads(steps: int = 400) -> dict[str, tuple[float, float, float]]:
+    """第 5 章的对称性实验，缩短到 ``steps`` 步：两个头从完全相同的权重出发（``"相同"``），
+    或者只差约百万分之一（``"只差一点点"``）。每种返回 (起点的两头之差, 训练后的两头之差, 训练后的损失)。
+
+    >>> gaps = twin_heads(steps=20)
+    >>> gaps["相同"][:2]
+    (0.0, 0.0)
+    """
+    task = two_relation_task(48, np.random.default_rng(0))
+    same = init_head_weights(16, 2, np.random.default_rng(1), identical=True)
+    noise = np.random.default_rng(2)
+    starts = {"相同": same, "只差一点点": {n: w + 1e-6 * noise.normal(size=w.shape) for n, w in same.items()}}
+    result = {}
+    for name, start in starts.items():
+        run = train_heads(task, start, steps=steps, checkpoint_every=steps)
+        result[name] = (head_gap(run["checkpoints"][0], 2), head_gap(run["checkpoints"][-1], 2), float(run["losses"][-1]))
+    return result
+
+
 def _chapter5() -> list[Question]:
     mha = parameter_count(512, 2048, ("w_q", "w_k", "w_v", "w_o"))
+    twins = twin_heads()
     return [
         Question(
             "seed-heads", 5, "动手算：头是练出来的", "机制题", "choice",
@@ -82,8 +103,8 @@ def _chapter5() -> list[Question]:
                  "没猜对。分化要靠起点不同；起点完全一样，梯度也完全一样。",
                  "没猜对。两个头的更新完全相同，谁也不会单独变成 0。"),
             correct=0,
-            reveal=("相同的头 → 相同的注意力 → 相同的梯度 → 相同的更新 → 还是相同的头",
-                    "第 5 章的实验里，两个头之差从头到尾恰好是 0，损失停在高处")),
+            reveal=tuple(f"{name}：两头之差 {start:.1e} → 训练 400 步后 {end:.1e}，损失 {loss:.4f}"
+                         for name, (start, end, loss) in twins.items())),
         Question(
             "ch5-wo", 5, "W_O 在哪里，做什么", "机制题", "choice",
             "各头的输出拼接起来以后，为什么还要再乘一个 W_O？",
@@ -127,7 +148,7 @@ def _chapter6() -> list[Question]:
             "ch6-rope", 6, "RoPE 尝鲜：不是“加”一个座位号，而是“转”一下", "机制题", "predict",
             "先猜：用 RoPE 时，同一对 q、k，“位置 10 的查询对位置 7 的键”和“位置 3 的查询对位置 0 的键”，分数相比如何？",
             choices=("完全相同", "前者更大", "后者更大"),
-            why=("猜对了。RoPE 的分数只看两个位置相隔多远（m − n），这里都是 3。",
+            why=("猜对了。RoPE 的分数只看两个位置相隔多远（p − p′），这里都是 3。",
                  "没猜对。位置的绝对值不影响分数，只有相隔多远才影响。", "没猜对。两对都相隔 3 个位置。"),
             correct=0,
             reveal=(f"scores[10, 7] = {scores[10, 7]:.4f}", f"scores[3, 0]  = {scores[3, 0]:.4f}")),

@@ -51,7 +51,8 @@ class Question:
     unit : str
         数值题答案的单位（可以为空）。
     explain : str
-        提交后总会显示的讲解（number 题必填）。
+        讲解（number 题必填）：答对、或者第二次提交之后才显示（第一次答错只显示错在哪和回看链接）；
+        predict 题提交后就显示。
     reveal : tuple of str
         predict 题提交后显示的计算，每项一行。
     from_seed : bool

@@ -1,10 +1,17 @@
 // 自测小部件的判分脚本：没有内核、没有网络也能用。题目和反馈都已写在 HTML 里（格式由 html.py 定义），
 // 这里只负责：读读者的答案 → 判对错 → 把对应的反馈、讲解、计算和回看链接复制进反馈区 → 更新得分。
+// 讲解（含答案）要等答对、或者第二次提交之后才显示：第一次答错只说错在哪、给回看链接，留一次自己再想的机会。
+// “先猜后看”题猜完就揭晓——它本来就是先猜、再看计算。
 (function () {
   function parseNumber(text) {
-    var t = text.replace(/[\s,，_]/g, "").replace(/[０-９．－]/g, function (c) {
+    var t = text.replace(/[\s_]/g, "").replace(/[０-９．－，]/g, function (c) {
       return String.fromCharCode(c.charCodeAt(0) - 0xFEE0);
     }).replace(/−/g, "-");
+    // 逗号只认千位分隔（1,048,576：第一组不以 0 开头，后面每组三位）；“0,984”“11,0”这种逗号小数不猜它的意思，请读者改写
+    if (t.indexOf(",") >= 0) {
+      if (!/^[-+]?[1-9]\d{0,2}(,\d{3})+(\.\d*)?$/.test(t)) return null;
+      t = t.replace(/,/g, "");
+    }
     if (!/^[-+]?(\d+\.?\d*|\.\d+)(e[-+]?\d+)?$/i.test(t)) return null;
     return Number(t);
   }
@@ -61,6 +68,9 @@
         chosen = picked.value;
         ok = chosen === q.getAttribute("data-correct");
       }
+      var tries = Number(q.getAttribute("data-tries") || 0) + 1;
+      q.setAttribute("data-tries", String(tries));
+      var explained = ok || tries >= 2 || kind === "predict";
       q.setAttribute("data-result", ok ? "right" : "wrong");
       box.classList.add(ok ? "tlq-right" : "tlq-wrong");
       var verdict = document.createElement("p");
@@ -68,7 +78,15 @@
       verdict.textContent = ok ? "✔ 答对了。" : "✘ 还不对。";
       box.appendChild(verdict);
       if (chosen !== null) copy(q, '.tlq-why[data-choice="' + chosen + '"]', box);
-      copy(q, ".tlq-explain, .tlq-reveal, .tlq-link", box);
+      if (explained) {
+        copy(q, ".tlq-explain, .tlq-reveal, .tlq-link", box);
+      } else {
+        var again = document.createElement("p");
+        again.className = "tlq-again";
+        again.textContent = "再想想，改一改再提交；第二次提交后会显示讲解。";
+        box.appendChild(again);
+        copy(q, ".tlq-link", box);
+      }
       updateScore();
     }
     questions.forEach(function (q) {
@@ -81,6 +99,7 @@
     root.querySelector(".tlq-reset").addEventListener("click", function () {
       questions.forEach(function (q) {
         q.removeAttribute("data-result");
+        q.removeAttribute("data-tries");
         q.querySelectorAll("input").forEach(function (i) { if (i.type === "radio") i.checked = false; else i.value = ""; });
         var box = q.querySelector(".tlq-feedback");
         box.textContent = "";
