@@ -77,9 +77,10 @@ def test_attention_any_magnitude(qkv_):
     out, w = res
     assert out.dtype == w.dtype == q.dtype
     np.testing.assert_allclose(w.sum(axis=-1), 1.0, rtol=1e-5)
-    # 加权平均落在 v 每一列的 [最小, 最大] 之内（留一点舍入余量）
+    # 加权平均落在 v 每一列的 [最小, 最大] 之内（留一点舍入余量）。次正规数（如 5e-324）的精度是绝对的：
+    # 0.25 × 5e-324 舍入成 0，S 项相加最多差 S 个最小次正规数，所以余量另加这么多。
     lo, hi = v.min(axis=0), v.max(axis=0)
-    slack = 1e-5 * np.maximum(np.abs(lo), np.abs(hi))
+    slack = 1e-5 * np.maximum(np.abs(lo), np.abs(hi)) + v.shape[0] * np.finfo(v.dtype).smallest_subnormal
     with np.errstate(over="ignore"):  # lo − slack 可能越过最大有限数：那就是 -inf，比较照样成立
         assert np.all(out >= lo - slack) and np.all(out <= hi + slack)
 
