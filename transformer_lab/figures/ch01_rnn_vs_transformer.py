@@ -178,11 +178,11 @@ def _direct_weights(T: int, rng: np.random.Generator) -> np.ndarray:
 
 class _QueueView:
     """左（窄版：上）：每个词在第几轮算完（RNN 是楼梯，注意力是一堵墙）；
-    右（窄版：下）：最后一个词从第 s 个词那里得到多少影响。窄版的总标题更短。
+    右（窄版：下）：最后一个词从第 j 个词那里得到多少影响。窄版的总标题更短。
     """
 
     def __init__(self, fig, axes, layout, rnn_influence, attention, gain):
-        self.rnn_influence = rnn_influence  # (T_max, T_max)：第 t 步受第 s 个词影响的大小
+        self.rnn_influence = rnn_influence  # (T_max, T_max)：第 t 步受第 j 个词影响的大小
         self.attention = attention  # T -> (T,)：最后一个词的注意力权重（手工设计）
         T_max = rnn_influence.shape[0]
         self.axes, self.gain, self.suptitle = axes, gain, fig.suptitle(" ", fontsize=TITLE_PT + 1)
@@ -202,9 +202,9 @@ class _QueueView:
         self.rnn_line = right.plot([], [], "s-", color=_RNN_COLOR, ms=3, lw=1.2,
                                    label=r"RNN：$\|\partial h_T/\partial x_s\|$ ÷ 总和")[0]
         self.attn_line = right.plot([], [], "o-", color=_ATTN_COLOR, ms=3, lw=1.2,
-                                    label=r"注意力：权重 $\alpha_{T,s}$（手工设计）")[0]
+                                    label=r"注意力：权重 $\alpha_{T,j}$（手工设计）")[0]
         # 纵轴下到 1e-15：右下角的图例压不到任何一条线（T = 64 时 RNN 最低的点约 4e-10）
-        _style(right, "第 s 个词", "占全部影响的比例", (0, T_max + 1), (1e-15, 5.0), [10.0**k for k in range(-15, 1, 3)])
+        _style(right, "第 j 个词", "占全部影响的比例", (0, T_max + 1), (1e-15, 5.0), [10.0**k for k in range(-15, 1, 3)])
         ticks = range(0, T_max + 1, 16 if T_max >= 32 else 4)  # 少画几个刻度：拖动滑块时重绘更快
         for ax in axes:
             ax.set_xticks(ticks)
@@ -270,7 +270,7 @@ def queue_vs_direct(T_max: int = 64, gain: float = 0.9, input_scale: float = 0.5
         sliders=[Slider("T", grid, label="句子长度 T", default=16 if 16 in grid else grid[-1], continuous=True)],
         title="排队传话 vs 一步直达",
         alt=("句子长度 T = {T}：第一张子图中 RNN 的 T 个词沿对角线一轮一个地算完，注意力的所有词都在第 1 轮算完；"
-             "第二张子图是第 s 个词占最后一个词所受影响的比例（两条线各自加起来是 1），RNN 离得越远越小，"
+             "第二张子图是第 j 个词占最后一个词所受影响的比例（两条线各自加起来是 1），RNN 离得越远越小，"
              "注意力集中在第 1 个词上。"),
         size=(6.8, 4.0),
         ncols=2,
