@@ -104,8 +104,8 @@ def test_layer_norm_steps_stacks_three_panels_and_names_the_dimensions_on_a_phon
     wide, narrow = _texts(ex, params, "wide"), _texts(ex, params, "narrow")
     assert wide.count("1") == 3 and "第几维" in wide and "第 1 维" not in wide  # 宽版：每张图只写维号，下面一个总标题
     assert narrow.count("第 1 维") == 3 and "第几维" not in narrow
-    assert "c = 6，γ = 2，β = -1：中间那张图不随 c 变化\nLayerNorm 只看各维之间的相对高低" in wide
-    assert "c = 6，γ = 2，β = -1\n中间那张图不随 c 变化" in narrow
+    assert "平移 6，γ = 2，β = -1：中间那张图不随平移变化\nLayerNorm 只看各维之间的相对高低" in wide
+    assert "平移 6，γ = 2，β = -1\n中间那张图不随平移变化" in narrow
 
 
 def test_layer_walkthrough_aligns_the_two_panels_and_writes_the_features_once_on_a_phone():

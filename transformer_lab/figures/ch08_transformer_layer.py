@@ -55,7 +55,7 @@ LN_PANELS = (("输入 x + c", (-5.0, 15.0), (-5, 0, 5, 10, 15)), ("标准化 (x 
 
 
 class _LayerNormView:
-    """三张柱状图（宽版横排、窄版竖排）：输入（整体平移 c）、标准化后、乘 γ 加 β 后。纵轴固定，拖动时高低可比。"""
+    """三张柱状图（宽版横排、窄版竖排）：输入（整体平移）、标准化后、乘 γ 加 β 后。纵轴固定，拖动时高低可比。"""
 
     def __init__(self, fig, axes, layout, vector):
         self.vector, self.narrow = np.asarray(vector), layout.narrow
@@ -83,24 +83,24 @@ class _LayerNormView:
                 bar.set_height(value)
             mean = round(float(values.mean()), 2) + 0.0  # + 0.0：不显示 "-0.00"
             note.set_text(f"均值 {mean:.2f}\n方差 {values.var():.2f}")
-        params = f"c = {shift:g}，γ = {gamma:g}，β = {beta:g}"
+        params = f"平移 {shift:g}，γ = {gamma:g}，β = {beta:g}"
         if self.narrow:
-            self.suptitle.set_text(f"{params}\n中间那张图不随 c 变化")
+            self.suptitle.set_text(f"{params}\n中间那张图不随平移变化")
         else:
-            self.suptitle.set_text(f"{params}：中间那张图不随 c 变化\nLayerNorm 只看各维之间的相对高低")
+            self.suptitle.set_text(f"{params}：中间那张图不随平移变化\nLayerNorm 只看各维之间的相对高低")
         return {"x": x, "x_hat": x_hat, "y": y}
 
 
 def layer_norm_steps() -> Explorable:
-    """第 8 章：把向量 [2, 4, 6, 8] 整体平移 c，再调 γ、β，看层归一化的两步（标准化、再缩放平移）。"""
+    """第 8 章：把向量 [2, 4, 6, 8] 整体平移，再调 γ、β，看层归一化的两步（标准化、再缩放平移）。"""
     return Explorable(
         view=_LayerNormView,
         data={"vector": LN_VECTOR},
-        sliders=[Slider("shift", (-6.0, 0.0, 6.0), label="整体平移 c", default=0.0),
+        sliders=[Slider("shift", (-6.0, 0.0, 6.0), label="整体平移", default=0.0),
                  Slider("gamma", (0.5, 1.0, 2.0), label="缩放 γ", default=1.0),
                  Slider("beta", (-1.0, 0.0, 1.0), label="平移 β", default=0.0)],
         title="层归一化：先标准化，再乘 γ、加 β",
-        alt=("向量 [2, 4, 6, 8] 平移 c = {shift} 后做层归一化（γ = {gamma}，β = {beta}）：输入、标准化后、最终输出三张柱状图，"
+        alt=("向量 [2, 4, 6, 8] 整体平移 {shift} 后做层归一化（γ = {gamma}，β = {beta}）：输入、标准化后、最终输出三张柱状图，"
              "每张写着均值和方差。"),
         size=(6.8, 3.2), ncols=3, narrow_size=(3.6, 6.6),
     )
