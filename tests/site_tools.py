@@ -43,11 +43,18 @@ class _QuietHandler(http.server.SimpleHTTPRequestHandler):
         pass
 
 
+class _QuietServer(http.server.ThreadingHTTPServer):
+    def handle_error(self, request, client_address):
+        """浏览器没读完就关掉连接（换页、测试拦下了请求）是常事，不打印整段 BrokenPipeError；别的错照常报。"""
+        if not isinstance(sys.exc_info()[1], (BrokenPipeError, ConnectionResetError)):
+            super().handle_error(request, client_address)
+
+
 @contextlib.contextmanager
 def serve(directory: Path = HTML):
     """在 127.0.0.1 的随机端口上提供 ``directory``，产出网址前缀。"""
     handler = functools.partial(_QuietHandler, directory=str(directory))
-    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    srv = _QuietServer(("127.0.0.1", 0), handler)
     threading.Thread(target=srv.serve_forever, daemon=True).start()
     try:
         yield f"http://127.0.0.1:{srv.server_port}"
