@@ -215,12 +215,11 @@ def _wait_connected(page, base: str, name: str, timeout_s: float = 120) -> None:
     回调，Playwright 的同步接口只在我们调用它时才处理回调——睡着时，页面启动内核的请求就一直挂着。"""
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
-        with urllib.request.urlopen(f"{base}/api/sessions", timeout=10) as response:
-            kernels = [s["kernel"] for s in json.load(response) if Path(s["path"]).stem == name and s.get("kernel")]
-        if kernels and kernels[0]["execution_state"] == "idle" and kernels[0].get("connections", 0) >= 1:
+        kernel = kernels(base).get(name)
+        if kernel and kernel["execution_state"] == "idle" and kernel.get("connections", 0) >= 1:
             return
         page.wait_for_timeout(200)
-    raise AssertionError(f"{name}：{timeout_s:.0f} 秒内内核没有就绪（服务器上的会话：{kernels}）")
+    raise AssertionError(f"{name}：{timeout_s:.0f} 秒内内核没有就绪（服务器上的内核：{kernels(base).get(name)}）")
 
 
 def _run_all(page) -> None:
@@ -235,21 +234,26 @@ def _run_all(page) -> None:
     raise AssertionError("菜单里找不到“运行所有单元格”(runmenu:run-all)")
 
 
-def kernel_states(base: str) -> dict[str, str]:
-    """服务器那一侧每个 notebook 的内核状态：{notebook 名: execution_state}（"idle"、"busy"……）。
+def kernels(base: str) -> dict[str, dict]:
+    """服务器那一侧每个 notebook 的内核：{notebook 名: /api/sessions 里的 kernel（execution_state、connections……）}。
 
-    页面上的执行指示灯 (``.jp-Notebook-ExecutionIndicator``) 在机器很忙时偶尔停在 busy 不再更新（一次 CI 里，
-    第 1 章的 29 个单元格都跑完了，指示灯却 600 秒没变回 idle）；服务器记下的内核状态才是准的。"""
+    页面上的执行指示灯 (``.jp-Notebook-ExecutionIndicator``) 不可靠：打开时内核还没接上它就亮 idle；机器很忙时
+    它偶尔停在 busy 不再更新（一次 CI 里，第 1 章的 29 个单元格都跑完了，指示灯却 600 秒没变回 idle）。
+    服务器记下的内核状态才是准的。"""
     with urllib.request.urlopen(f"{base}/api/sessions", timeout=10) as response:
         sessions = json.load(response)
-    return {Path(s["path"]).stem: s["kernel"]["execution_state"] for s in sessions if s.get("kernel")}
+    return {Path(s["path"]).stem: s["kernel"] for s in sessions if s.get("kernel")}
+
+
+def _idle(state: dict) -> bool:
+    """页面上的指示灯或服务器，任一个说内核空闲。"""
+    return state["status"] == "idle" or state.get("kernel") == "idle"
 
 
 def _stalled(state: dict) -> bool:
     """Run All 没接上或半路停了、又看不出原因：内核空闲、没有排队的单元格、没有报错和对话框，却还有单元格没有
     执行编号（打开 notebook 时提示符都是空的 ``[ ]``，存档里的编号不显示）。这样的状态持续一阵就再点一次 Run All。"""
-    idle = state["status"] == "idle" or state.get("kernel") == "idle"
-    return (idle and state["cells"] > 0 and not state["queued"] and not state["errors"] and not state["dialogs"]
+    return (_idle(state) and state["cells"] > 0 and not state["queued"] and not state["errors"] and not state["dialogs"]
             and state["numbered"] < state["cells"])
 
 
@@ -257,8 +261,7 @@ def _finished(state: dict) -> bool:
     """跑完了：内核空闲（页面上的指示灯或服务器，任一个说空闲）、没有排队的单元格 ([*])，而且要么每个代码单元格
     都有执行编号，要么停下来的原因看得见（报错输出让 Run All 停在那里，或者弹出了对话框）——这两种情况由测试
     带着原因判为失败，而不是干等到超时。"""
-    idle = state["status"] == "idle" or state.get("kernel") == "idle"
-    return (idle and state["cells"] > 0 and not state["queued"]
+    return (_idle(state) and state["cells"] > 0 and not state["queued"]
             and (state["numbered"] == state["cells"] or state["errors"] > 0 or bool(state["dialogs"])))
 
 
@@ -275,11 +278,11 @@ def wait_all_done(pages: dict, started: dict, base: str, timeout_s: float = 600,
     deadline = time.monotonic() + timeout_s
     while len(done) < len(pages):
         states = {}
-        kernels = kernel_states(base)
+        states_now = {name: kernel["execution_state"] for name, kernel in kernels(base).items()}
         for name, page in pages.items():
             if name in done:
                 continue
-            states[name] = state = {**page.evaluate(_STATE_JS), "kernel": kernels.get(name)}
+            states[name] = state = {**page.evaluate(_STATE_JS), "kernel": states_now.get(name)}
             progress = (state["numbered"], state["queued"], state["kernel"], state["status"])
             if seen.get(name) != progress:
                 seen[name], last_change[name] = progress, time.monotonic()
@@ -327,7 +330,7 @@ def _wait_new_frame(widget, old: tuple[str, str], start: float, timeout_s: float
         src, digest = _frame(widget)
         if src not in ("", old[0]) and digest:
             return digest != old[1], time.monotonic() - start
-        time.sleep(0.02)
+        widget.page.wait_for_timeout(20)  # 不用 time.sleep：见 _wait_connected
     return False, timeout_s
 
 
