@@ -198,9 +198,9 @@ class _QueueView:
         left.set_ylabel("词的位置")
         left.legend(loc="upper right", fontsize=MIN_FONT_PT)
         left.grid(alpha=0.3)
-        # 两条线量法不同（RNN：推一推输入 x_s；注意力：权重），所以各自换成"占总影响的几成"再比（每条线加起来都是 1）。
+        # 两条线量法不同（RNN：推一推输入 x_j；注意力：权重），所以各自换成"占总影响的几成"再比（每条线加起来都是 1）。
         self.rnn_line = right.plot([], [], "s-", color=_RNN_COLOR, ms=3, lw=1.2,
-                                   label=r"RNN：$\|\partial h_T/\partial x_s\|$ ÷ 总和")[0]
+                                   label=r"RNN：$\|\partial h_T/\partial x_j\|$ ÷ 总和")[0]
         self.attn_line = right.plot([], [], "o-", color=_ATTN_COLOR, ms=3, lw=1.2,
                                     label=r"注意力：权重 $\alpha_{T,j}$（手工设计）")[0]
         # 纵轴下到 1e-15：右下角的图例压不到任何一条线（T = 64 时 RNN 最低的点约 4e-10）
