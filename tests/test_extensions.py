@@ -25,8 +25,10 @@ from sphinx.errors import ExtensionError
 ROOT = Path(__file__).resolve().parents[1]
 EXT = ROOT / "book" / "_ext"
 sys.path.insert(0, str(EXT))
+import mathjax_parts  # noqa: E402
 import postprocess  # noqa: E402
 import zh_ui  # noqa: E402
+from explorable_frames import WIDGET_STATE  # noqa: E402
 from zh_search import BookChineseSearch  # noqa: E402
 
 from transformer_lab.widgets.explorable import Explorable, Slider  # noqa: E402
@@ -45,6 +47,8 @@ PREFACE = """\
 # 前言
 
 本书用 NumPy 算注意力。为什么要除以根号？答案在第 4 章。
+
+公式照常排版：$\\sqrt{d_k}$。
 
 |   | 查询 | 键 |
 |---|---|---|
@@ -95,7 +99,11 @@ def _notebook(html: str) -> dict:
     return {
         "nbformat": 4, "nbformat_minor": 5,
         "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"},
-                     "language_info": {"name": "python"}},
+                     "language_info": {"name": "python"},
+                     # 执行时 nbclient 记下的控件状态（一个活滑块），myst-nb 照例会把它写进页面
+                     "widgets": {WIDGET_STATE: {"version_major": 2, "version_minor": 0, "state": {
+                         "f00d": {"model_name": "IntSliderModel", "model_module": "@jupyter-widgets/controls",
+                                  "model_module_version": "2.0.0", "state": {"value": 2}}}}}},
         "cells": [
             {"cell_type": "markdown", "id": "text", "metadata": {}, "source": CHAPTER_TEXT},
             {"cell_type": "code", "id": "figure", "metadata": {}, "execution_count": 1, "source": "tl.explore.line()",
@@ -215,6 +223,21 @@ def test_translated_attribute_values_are_escaped():
         '<a title="“汤姆&quot;与杰瑞">'
 
 
+ICON_CSS = (
+    '.fa-bars:before,.fa-navicon:before{content:"\\f0c9"}'           # 页面用到 fa-bars：留
+    '.fa-anchor:before{content:"\\f13d"}'                              # 没用到：不留
+    ':root{--pst-icon-info-circle:"\uf05a";--x:"\\e521"}'              # 主题自己的规则：都留（字面字符和转义）
+    '@media (min-width:960px){.toctree-toggle:after{content:"\\f107"}}'  # 媒体查询里的规则也算
+    '.note{content:"\\f0c9a"}'                                          # 不是四位的转义：不是图标
+)
+
+
+def test_icon_codepoints_keep_used_icon_classes_and_the_themes_own_glyphs():
+    assert postprocess.icon_codepoints([ICON_CSS], {"fa-bars", "fa-lg"}) == {0xF0C9, 0xF05A, 0xE521, 0xF107}
+    assert postprocess.icon_codepoints([ICON_CSS], {"fa-navicon"}) == {0xF0C9, 0xF05A, 0xE521, 0xF107}
+    assert postprocess.icon_codepoints([ICON_CSS], set()) == {0xF05A, 0xE521, 0xF107}
+
+
 def test_sidebar_becomes_a_named_landmark():
     assert postprocess.add_sidebar_landmark(SIDEBAR + "</div>") == \
         '<div role="complementary" aria-label="全书导航" id="pst-primary-sidebar" class="bd-sidebar-primary bd-sidebar"></div>'
@@ -282,6 +305,51 @@ def test_tiny_site_loads_nothing_from_elsewhere_and_has_no_thebe_or_fontawesome(
     problems = {p.name: offline_problems(p.read_text(encoding="utf-8")) for p in _pages(site)}
     assert not any(problems.values()), problems
     assert not list((site / "_static").glob("*thebe*"))
+
+
+def test_dead_widget_state_is_not_written_into_the_page(site):
+    """静态网页上没有读控件状态的脚本：它不该占页面的字节（explorable_frames.drop_widget_state）。"""
+    text = read(site, "notebooks/01_demo.html")
+    assert "直线" in text and WIDGET_STATE not in text and "IntSliderModel" not in text
+
+
+def test_mathjax_comes_in_parts_without_the_english_menu(site):
+    """MathJax 由 startup.js 按 loader 装组件（mathjax_parts.py），不用带右键菜单 (ui/menu) 的合订本 tex-chtml.js；
+    Jupyter Book 自己的 MathJax 设置（processHtmlClass）还在。"""
+    text = read(site, "book/preface.html")
+    assert re.search(r'<script[^>]+src="[./]*_static/mathjax/startup\.js', text), "页面没有加载 startup.js"
+    assert "tex-chtml.js" not in text and "ui/menu" not in text
+    config = re.search(r"window\.MathJax = (\{.*?\})</script>", text, re.S)
+    assert config, "页面里没有 MathJax 的设置"
+    settings = json.loads(config.group(1))
+    assert settings["loader"]["load"] == list(mathjax_parts.COMPONENTS)
+    assert "math" in settings["options"]["processHtmlClass"]
+    assert mathjax_parts.missing_components(site.parent / "html") == []
+
+
+def test_a_missing_mathjax_component_is_named(tmp_path):
+    (tmp_path / "_static" / "mathjax" / "input").mkdir(parents=True)
+    for name in ("startup.js", "input/tex.js"):
+        (tmp_path / "_static" / "mathjax" / name).write_text("//", encoding="utf-8")
+    assert mathjax_parts.missing_components(tmp_path) == ["mathjax/output/chtml.js", "mathjax/a11y/assistive-mml.js"]
+
+
+def test_the_icon_font_is_cut_to_the_icons_the_pages_use(site):
+    """建完后 subset_icon_font 只留用到的图标：搜索按钮的放大镜在，没用到的图标不在；CSS 的 unicode-range 正好是
+    子集里的字形，页面链接了这份 CSS。"""
+    from fontTools.ttLib import TTFont
+
+    subset = TTFont(site / postprocess.ICON_SUBSET)
+    kept = set(subset.getBestCmap())
+    assert 0xF002 in kept and 0xF13D not in kept  # 放大镜 fa-magnifying-glass；船锚 fa-anchor 没有用到
+    full = TTFont(site / postprocess.ICON_FONT)
+    assert len(kept) < len(full.getBestCmap()) / 20
+    assert (site / postprocess.ICON_SUBSET).stat().st_size < 20_000
+    css = (site / postprocess.ICON_CSS).read_text(encoding="utf-8")
+    ranges = re.search(r"unicode-range:([^}]*)\}", css).group(1)
+    assert {int(r.strip()[2:], 16) for r in ranges.split(",")} == kept
+    assert postprocess.ICON_FAMILY in css and "font-weight:900" in css
+    assert re.search(r'<link[^>]+href="[./]*_static/icon-font\.css', read(site, "book/preface.html"))
 
 
 def test_frames_become_site_files(site):

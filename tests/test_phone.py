@@ -1,5 +1,5 @@
 """手机和电脑上读这本书：图里的字够大、页面不横着滚、滑块手指按得住、点图看大图、手机只下载窄版的帧、
-页头只有一个搜索入口而且书名看得见。
+帧按需预取、每章下载的字节有上限、页头只有一个搜索入口而且书名看得见。
 
 字有多大，在浏览器里量：每张图的数据里写着它最小的字在 PNG 上有几个像素（``text_px``，由画图时每一段字的
 字号和 dpi 算出，见 ``widgets/static.py``），乘上图在屏幕上实际的宽度 / PNG 的宽度，就是屏幕上的 CSS px。
@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 import json
+import math
 import re
 
 import pytest
@@ -193,3 +194,118 @@ def test_only_the_search_page_downloads_the_search_index(site, browser, server):
     context.close()
     assert loaded == {"notebooks/03_qkv.html": set(), "book/glossary.html": set(),
                       "search.html": {"searchindex.js", "searchtools.js"}}, loaded
+
+
+def _frame_files(data: dict, layout: str, indices) -> set[str]:
+    return {data["urls"][layout][i].split("/")[-1] for i in indices}
+
+
+def _grid_position(data: dict, index: int) -> list[int]:
+    """帧号 → 每个滑块的格子（第一个滑块变化最慢，和 ``Explorable.grid()`` 一样）。"""
+    sizes, position = [len(s["values"]) for s in data["sliders"]], []
+    for size in reversed(sizes):
+        index, p = divmod(index, size)
+        position.insert(0, p)
+    return position
+
+
+def test_frames_are_fetched_one_step_ahead_and_the_rest_after_a_touch(site, browser, server):
+    """``player.js`` 的预取：打开并滚过一章，每张图只下载当前帧和每个滑块左右各一格的帧；聚焦一张图的滑块之后，
+    这张图的其余帧才下载，而且离当前位置近的先发出请求。第 6 章的几张图帧多，又有两个滑块的。"""
+    context = browser.new_context(viewport=PHONE, has_touch=True, is_mobile=True)
+    page = context.new_page()
+    seen: list[str] = []
+    page.on("request", lambda r: seen.append(r.url.split("/")[-1]) if "/_static/tlx/" in r.url else None)
+    page.goto(f"{server}/notebooks/06_positional_encoding.html")
+    page.wait_for_load_state("networkidle")
+    page.evaluate("async () => { for (let y = 0; y < document.body.scrollHeight; y += 400) {"
+                  " window.scrollTo(0, y); await new Promise(r => setTimeout(r, 30)); } }")
+    page.wait_for_load_state("networkidle")
+    roots = page.locator(".tlx")
+    figures, expected = [], set()
+    for i in range(roots.count()):
+        data = json.loads(roots.nth(i).locator("script.tlx-data").text_content())
+        position = [int(v) for v in roots.nth(i).locator("input.tlx-range").evaluate_all("es => es.map(e => e.value)")]
+        sizes = [len(s["values"]) for s in data["sliders"]]
+        near = [position]
+        for k, p in enumerate(position):
+            near += [position[:k] + [q] + position[k + 1:] for q in (p - 1, p + 1) if 0 <= q < sizes[k]]
+        flat = [sum(p * math.prod(sizes[k + 1:]) for k, p in enumerate(pos)) for pos in near]
+        expected |= _frame_files(data, "narrow", flat)
+        figures.append((i, data, position))
+    assert expected and set(seen) == expected, f"只滚不碰时多取或少取了帧：多 {set(seen) - expected}，少 {expected - set(seen)}"
+
+    i, data, position = max(figures, key=lambda f: len(f[1]["urls"]["narrow"]))
+    assert len(data["urls"]["narrow"]) > 20  # 真的是一张帧多的图：只滚不碰时大部分帧不下载
+    before = len(seen)
+    roots.nth(i).locator("input.tlx-range").first.focus()
+    page.wait_for_load_state("networkidle")
+    page.wait_for_timeout(500)
+    everything = _frame_files(data, "narrow", range(len(data["urls"]["narrow"])))
+    assert everything <= set(seen), f"聚焦滑块之后还有 {len(everything - set(seen))} 帧没有下载"
+    names = data["urls"]["narrow"]
+    distance = {}
+    for index, url in enumerate(names):  # 同样的图可能出现在几格里：取最近的那一格
+        d = sum(abs(a - b) for a, b in zip(_grid_position(data, index), position))
+        name = url.split("/")[-1]
+        distance[name] = min(d, distance.get(name, d))
+    order = [distance[name] for name in seen[before:] if name in distance]
+    assert order and order == sorted(order), f"预取没有按离当前位置的远近排队：{order[:20]}……"
+    context.close()
+
+
+# 手机打开一章（滚动之前）最多下载多少字节，滚完全页最多多少：issue 20 的目标，和 benchmarks/site_benchmarks.py
+# 量的是同一件事（那里另给 gzip 后的传输量）。字节数由网站的文件决定，不随机器快慢变，所以可以在测试里断言。
+FIRST_SCREEN_BYTES, WHOLE_PAGE_BYTES = 2_000_000, 6_000_000
+
+
+def test_a_phone_downloads_at_most_2_mb_per_chapter_before_scrolling_and_6_mb_in_all(site, browser, server):
+    heavy = {}
+    for path in pages(site):
+        if path.parent.name != "notebooks":
+            continue
+        context = browser.new_context(viewport=PHONE, device_scale_factor=3, is_mobile=True, has_touch=True)
+        page = context.new_page()
+        sizes: list[int] = []
+        page.on("response", lambda r: sizes.append(len(r.body())) if r.ok else None)
+        page.goto(f"{server}/notebooks/{path.name}", wait_until="networkidle")
+        # MathJax 的组件和字体在 load 之后才按需加载：等它排完版，再等网络静下来
+        page.evaluate("async () => { if (window.MathJax && MathJax.startup && MathJax.startup.promise) {"
+                      " await MathJax.startup.promise; } }")
+        page.wait_for_load_state("networkidle")
+        first = sum(sizes)
+        page.evaluate("async () => { for (let y = 0; y < document.body.scrollHeight; y += 400) {"
+                      " window.scrollTo(0, y); await new Promise(r => setTimeout(r, 30)); } }")
+        page.wait_for_load_state("networkidle")
+        whole = sum(sizes)
+        context.close()
+        if first > FIRST_SCREEN_BYTES or whole > WHOLE_PAGE_BYTES:
+            heavy[path.name] = (round(first / 1e6, 2), round(whole / 1e6, 2))
+    assert not heavy, f"这些章在手机上太重（打开时 MB，滚完 MB）：{heavy}"
+
+
+def test_icons_come_from_the_small_icon_font(site, browser, server):
+    """页头的图标（搜索、侧边栏、目录……）用建网站时取的图标子集（``postprocess.subset_icon_font``），不下载主题
+    156 kB 的整个字体：页面上每个图标的码位都在子集的 ``unicode-range`` 里，主题那个整字体一直没有载入（缺了哪个
+    图标，浏览器就会去载入它）。"""
+    context = browser.new_context(viewport=PHONE, is_mobile=True, has_touch=True)
+    page = context.new_page()
+    fonts: list[str] = []
+    page.on("request", lambda r: fonts.append(r.url.split("?")[0].split("/")[-1]) if "fontawesome" in r.url else None)
+    page.goto(f"{server}/notebooks/05_multi_head.html")
+    page.wait_for_load_state("networkidle")
+    state = page.evaluate("""async () => {
+        await document.fonts.ready;
+        const faces = [...document.fonts].filter(f => f.family.includes('Font Awesome 6 Free') && f.weight === '900')
+          .map(f => ({range: f.unicodeRange, status: f.status}));
+        const icons = [...document.querySelectorAll('i.fa-solid, span.fa-solid')]
+          .map(e => getComputedStyle(e, '::before').content.replace(/"/g, '').codePointAt(0));
+        return {faces, icons}; }""")
+    context.close()
+    assert fonts == ["fa-solid-900.subset.woff"], fonts
+    # 两个同名字体：主题的整个字体（不限码位，一直没用上）和子集（码位一个个列出，已经载入）
+    full = [f for f in state["faces"] if f["range"].upper() == "U+0-10FFFF"]
+    small = [f for f in state["faces"] if f["range"].upper() != "U+0-10FFFF"]
+    assert [f["status"] for f in full] == ["unloaded"] and [f["status"] for f in small] == ["loaded"], state["faces"]
+    covered = {int(r.strip()[2:], 16) for r in small[0]["range"].split(",")}
+    assert len(state["icons"]) >= 5 and set(state["icons"]) <= covered, (state["icons"], sorted(covered))

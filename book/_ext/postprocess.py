@@ -5,7 +5,7 @@
 
 1. ``externalize_frames``：可交互图的帧从页面里搬出来，每一帧存成 ``_static/tlx/<内容哈希>.png``，页面里只留
    网址（``transformer_lab.widgets.static.externalize_frames``，这种 HTML 格式的唯一主人）。首次加载只下载每张图
-   的当前帧，其余帧在图快进入视野时才预取。放在第一步：后面几步就不用扫过几 MB 的 base64。
+   的当前帧；图快进入视野时预取再拨一格能看到的几帧，读者碰了这张图才取其余的帧。放在第一步：后面几步就不用扫过几 MB 的 base64。
    （帧是 ``explorable_frames.py`` 让内核在建书时画出来的。）
 2. ``drop_fontawesome_script``：不加载 fontawesome.js。pydata 主题在模板宏里写死了这个 1.5 MB 的脚本（把图标换成
    SVG），可主题的 CSS 已经带了同样的图标字体 (fa-solid-900.woff2)，去掉脚本后图标照样显示，每页少 1.5 MB。
@@ -20,6 +20,13 @@
    改成普通的 ``<td>``。
 
 每一步对已经加工过的页面再做一次，结果不变（没加 ``--all`` 的第二次构建只重写改过的页，其余页会再经过这里）。
+
+页面都加工完后，还有一步针对整个网站的 ``subset_icon_font``：主题的图标字体 Font Awesome（solid，156 kB）有
+上千个图标，本书的页面只用到二三十个（搜索、目录、侧边栏、提示框……）。用 fontTools（matplotlib 本来就依赖它）
+从主题自带的 TTF 里只取这些字形，存成 ``ICON_SUBSET``（约 10 kB），再生成 ``ICON_CSS``：同一个字体名的
+``@font-face``，``unicode-range`` 只写这些字形。浏览器对同名字体优先用后定义的那个，于是只下载小的；万一有个
+图标没被算进去，它不在 ``unicode-range`` 里，浏览器才去下载原来的整个字体，图标照样显示，不会变成方块。
+字体按 SIL OFL 1.1 发布，允许取子集再发布；名字表（含许可证信息）原样保留。
 """
 
 from __future__ import annotations
@@ -30,6 +37,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from sphinx.errors import ExtensionError
 from sphinx.locale import get_translation
 
 from transformer_lab.widgets.static import externalize_frames
@@ -107,9 +115,75 @@ def process_site(outdir: Path, gettext: Callable[[str], str]) -> None:
             path.write_text(new, encoding="utf-8")
 
 
+# ---------------------------------------------------------------- 图标字体只留用到的图标
+
+ICON_FONT = "_static/vendor/fontawesome/webfonts/fa-solid-900.ttf"          # 主题自带（与 woff2 同一字体）
+ICON_SUBSET = "_static/vendor/fontawesome/webfonts/fa-solid-900.subset.woff"
+ICON_CSS = "_static/icon-font.css"   # _config.yml 的 html_css_files 链接它
+ICON_FAMILY = "Font Awesome 6 Free"  # 主题 CSS 里 solid（font-weight 900）那一款的名字
+CSS_RULE = re.compile(r"([^{}]+)\{([^{}]*)\}")
+# CSS 里的图标字形：写成转义 "\f002"，或者直接写那个私用区字符（主题的 --pst-icon-* 变量就是这样写的）
+GLYPH = re.compile(r'\\([ef][0-9a-fA-F]{3})(?![0-9a-fA-F])|([\ue000-\uf8ff])')
+ICON_SELECTOR = re.compile(r"^\.(fa-[a-z0-9-]+)::?before$")
+CLASS_ATTRIBUTE = re.compile(r'\bclass="([^"]*)"')
+
+
+def icon_codepoints(css_texts, used_classes: set[str]) -> set[int]:
+    """要留下的图标字形。图标类的规则（``.fa-bars:before,.fa-navicon:before{content:"\\f0c9"}``）只在页面用到其中
+    某个类时才算；别的规则里写的字形（主题给提示框、折叠箭头用的，包括 ``--pst-icon-*`` 变量）都算。"""
+    wanted: set[int] = set()
+    for css in css_texts:
+        for selectors, body in CSS_RULE.findall(css):
+            glyphs = GLYPH.findall(body)
+            if not glyphs:
+                continue
+            icons = [ICON_SELECTOR.match(part.strip()) for part in selectors.split(",")]
+            if all(icons) and not {m.group(1) for m in icons} & used_classes:
+                continue
+            wanted |= {int(escaped, 16) if escaped else ord(literal) for escaped, literal in glyphs}
+    return wanted
+
+
+def used_icon_classes(outdir: Path) -> set[str]:
+    """网站每一页的 ``class`` 属性里出现过的 ``fa-*`` 类名。"""
+    used: set[str] = set()
+    for path in outdir.rglob("*.html"):
+        for value in CLASS_ATTRIBUTE.findall(path.read_text(encoding="utf-8")):
+            used |= {name for name in value.split() if name.startswith("fa-")}
+    return used
+
+
+def subset_icon_font(outdir: Path) -> list[int]:
+    """从主题的图标字体里只取网站用到的字形，写出 ``ICON_SUBSET`` 和 ``ICON_CSS``；返回留下的码位。"""
+    from fontTools import subset
+    from fontTools.ttLib import TTFont
+
+    source = outdir / ICON_FONT
+    if not source.is_file():
+        raise ExtensionError(f"主题的图标字体不在 {ICON_FONT}（主题换了目录结构？改 book/_ext/postprocess.py 的 ICON_FONT）")
+    css = [p.read_text(encoding="utf-8") for p in (outdir / "_static").rglob("*.css") if p.name != Path(ICON_CSS).name]
+    font = TTFont(source)
+    keep = sorted(icon_codepoints(css, used_icon_classes(outdir)) & set(font.getBestCmap()))
+    options = subset.Options()
+    options.flavor, options.name_IDs, options.notdef_outline = "woff", ["*"], True
+    subsetter = subset.Subsetter(options)
+    subsetter.populate(unicodes=keep)
+    subsetter.subset(font)
+    font.flavor = "woff"
+    font.save(outdir / ICON_SUBSET)
+    ranges = ",".join(f"U+{point:04X}" for point in keep)
+    url = Path(ICON_SUBSET).relative_to(Path(ICON_CSS).parent).as_posix()
+    (outdir / ICON_CSS).write_text(
+        f"/* 由 book/_ext/postprocess.py 的 subset_icon_font 生成：主题图标字体里本书用到的 {len(keep)} 个字形 */\n"
+        f'@font-face{{font-display:block;font-family:"{ICON_FAMILY}";font-style:normal;font-weight:900;'
+        f'src:url({url}) format("woff");unicode-range:{ranges}}}\n', encoding="utf-8")
+    return keep
+
+
 def _finish(app, exception) -> None:
     if exception is None and app.builder.format == "html":
         process_site(Path(app.outdir), get_translation("sphinx"))
+        subset_icon_font(Path(app.outdir))
 
 
 def setup(app):
