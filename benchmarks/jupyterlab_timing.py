@@ -33,7 +33,10 @@ def headless_seconds(path: Path) -> float:
 
 
 def first_image_seconds(page) -> float:
-    """单独重跑第一个可交互图的单元格：从提示符出现新编号（单元格跑完）到新图片载入，用了几秒。"""
+    """单独重跑第一个可交互图的单元格：从提示符出现新编号（单元格跑完）到新图片载入，用了几秒。
+
+    等待用 ``page.wait_for_timeout``（不用 ``time.sleep``）：页面的请求都经过本进程里的 ``page.route`` 回调，
+    Playwright 的同步接口只在我们调用它时才处理回调，睡着时页面的请求就挂着（见 ``lab_tools._wait_connected``）。"""
     cell = page.locator(".jp-CodeCell").filter(has=page.locator("img.widget-image")).first
     cell.scroll_into_view_if_needed()
     old_prompt = cell.locator(".jp-InputPrompt").text_content().strip()
@@ -49,7 +52,7 @@ def first_image_seconds(page) -> float:
             "imgs => imgs.some(i => i.complete && i.naturalWidth > 0)")
         if finished is not None and loaded:
             image = time.monotonic()
-        time.sleep(0.01)
+        page.wait_for_timeout(10)
     if finished is None or image is None:
         raise RuntimeError("60 秒内没看到单元格跑完或图片载入")
     return image - finished
@@ -67,10 +70,8 @@ def main(selected: list[str]) -> None:
         browser = pw.chromium.launch(executable_path=path, args=CHROMIUM_ARGS)
         for nb_path in chapters:
             context = browser.new_context(viewport={"width": 1280, "height": 900})
-            page = open_notebook(context, base, nb_path, LabReport(nb_path.stem))
-            started = time.monotonic()
-            time.sleep(0.5)
-            lab_s = wait_all_done({nb_path.stem: page}, {nb_path.stem: started})[nb_path.stem]
+            page, started = open_notebook(context, base, nb_path, LabReport(nb_path.stem))  # 内核就绪后点 Run All
+            lab_s = wait_all_done({nb_path.stem: page}, {nb_path.stem: started}, base)[nb_path.stem]
             image_s = first_image_seconds(page)
             context.close()
             ref_s = headless_seconds(nb_path)

@@ -325,6 +325,8 @@ def test_mathjax_comes_in_parts_without_the_english_menu(site):
     assert settings["loader"]["load"] == list(mathjax_parts.COMPONENTS)
     assert "math" in settings["options"]["processHtmlClass"]
     assert mathjax_parts.missing_components(site.parent / "html") == []
+    # 排版后让独立公式能用 Tab 聚焦的那段脚本：只在有公式的页面上
+    assert mathjax_parts.FOCUS_JS in text and mathjax_parts.FOCUS_JS not in read(site, "book/glossary.html")
 
 
 def test_a_missing_mathjax_component_is_named(tmp_path):

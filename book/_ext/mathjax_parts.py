@@ -11,6 +11,10 @@ sphinx-mathjax-offline 在它的 ``setup`` 里直接写死 ``mathjax_path``，``
 所以在 ``config-inited``（所有扩展装好之后、读文档之前的有文档事件）里改。Jupyter Book 生成的
 ``mathjax3_config``（``options.processHtmlClass`` 等）保留，只加上 ``loader``。构建结束时检查这些组件文件真的
 随网站发布了：sphinx-mathjax-offline 换了目录结构时，建网站直接失败，而不是发布一个排不出公式的网站。
+
+右键菜单组件原本还顺带做一件事：给每个公式加 ``tabindex="0"``。窄屏上放不下的独立公式可以横着滚动，只有能
+用键盘聚焦，没有鼠标的读者才滚得动它（axe 规则 ``scrollable-region-focusable``）。``FOCUS_JS`` 在排版完成后给
+每个独立公式补上 ``tabindex="0"``，和 Sphinx 自己的 MathJax 脚本一样，只加在有公式的页面上。
 """
 
 from __future__ import annotations
@@ -21,6 +25,13 @@ from sphinx.errors import ExtensionError
 
 MATHJAX_PATH = "mathjax/startup.js"
 COMPONENTS = ("input/tex", "output/chtml", "a11y/assistive-mml")
+# 排版完成后（MathJax.startup.promise），独立公式都能用 Tab 聚焦。MathJax 的脚本是 defer 的，DOMContentLoaded
+# 时它已经执行过，MathJax.startup 就在那里。
+FOCUS_JS = ("document.addEventListener('DOMContentLoaded', function () {"
+            " if (!(window.MathJax && MathJax.startup && MathJax.startup.promise)) { return; }"
+            " MathJax.startup.promise.then(function () {"
+            " document.querySelectorAll('mjx-container[display=\"true\"]:not([tabindex])')"
+            ".forEach(function (m) { m.setAttribute('tabindex', '0'); }); }); });")
 
 
 def choose_components(app, config) -> None:
@@ -28,6 +39,11 @@ def choose_components(app, config) -> None:
     settings = dict(config.mathjax3_config or {})
     settings["loader"] = {**settings.get("loader", {}), "load": list(COMPONENTS)}
     config.mathjax3_config = settings
+
+
+def add_focus_script(app, pagename, templatename, context, doctree) -> None:
+    if app.builder.format == "html" and app.env.get_domain("math").has_equations(pagename):
+        app.builder.add_js_file("", body=FOCUS_JS)
 
 
 def missing_components(outdir: Path) -> list[str]:
@@ -47,6 +63,7 @@ def check_published(app, exception) -> None:
 
 def setup(app):
     app.connect("config-inited", choose_components)
+    app.connect("html-page-context", add_focus_script)
     # sphinx-mathjax-offline 在 build-finished（默认优先级 500）才复制 MathJax：排在它之后检查
     app.connect("build-finished", check_published, priority=900)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -6,6 +6,8 @@
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from ..core.attention import causal_mask, scaled_dot_product_attention
@@ -19,8 +21,10 @@ from .question import Question
 __all__ = ["questions", "parameter_count", "order_blind", "rope_scores", "twin_heads"]
 
 
+@functools.lru_cache(maxsize=32)
 def parameter_count(d_model: int, d_ff: int, keys: tuple[str, ...]) -> int:
-    """一层编码器里 ``keys`` 这几个参数一共有多少个数（由 ``init_encoder_params`` 实际生成后数出来）。
+    """一层编码器里 ``keys`` 这几个参数一共有多少个数（由 ``init_encoder_params`` 实际生成后数出来；
+    同样的参数在一个进程里只生成一次）。
 
     >>> parameter_count(512, 2048, ("w_q", "w_k", "w_v", "w_o"))
     1048576
@@ -53,10 +57,17 @@ def twin_heads(steps: int = 400) -> dict[str, tuple[float, float, float]]:
     """第 5 章的对称性实验，缩短到 ``steps`` 步：两个头从完全相同的权重出发（``"相同"``），
     或者只差约百万分之一（``"只差一点点"``）。每种返回 (起点的两头之差, 训练后的两头之差, 训练后的损失)。
 
+    同样的 ``steps`` 在一个进程里只训练一次（每次汇总题库都要用到它，见 ``_twin_heads``），返回的是一份新字典。
+
     >>> gaps = twin_heads(steps=20)
     >>> gaps["相同"][:2]
     (0.0, 0.0)
     """
+    return dict(_twin_heads(steps))
+
+
+@functools.lru_cache(maxsize=4)
+def _twin_heads(steps: int) -> tuple[tuple[str, tuple[float, float, float]], ...]:
     task = two_relation_task(48, np.random.default_rng(0))
     same = init_head_weights(16, 2, np.random.default_rng(1), identical=True)
     noise = np.random.default_rng(2)
@@ -65,7 +76,7 @@ def twin_heads(steps: int = 400) -> dict[str, tuple[float, float, float]]:
     for name, start in starts.items():
         run = train_heads(task, start, steps=steps, checkpoint_every=steps)
         result[name] = (head_gap(run["checkpoints"][0], 2), head_gap(run["checkpoints"][-1], 2), float(run["losses"][-1]))
-    return result
+    return tuple(result.items())
 
 
 def _chapter5() -> list[Question]:
