@@ -277,6 +277,20 @@ def test_process_applies_every_step_and_a_second_pass_changes_nothing(tmp_path):
     assert postprocess.process(once, page) == once
 
 
+def test_process_site_removes_frames_no_page_uses(tmp_path):
+    """同一个 _build 里反复构建：上一次的帧（页面里已经不再引用）被删掉，这一次用到的都留着。"""
+    (tmp_path / "notebooks").mkdir()
+    (tmp_path / "notebooks" / "a.html").write_text(_sample_page(), encoding="utf-8")
+    frames = tmp_path / postprocess.FRAMES_URL
+    frames.mkdir(parents=True)
+    (frames / "0123456789abcdef.png").write_bytes(b"old frame")
+    assert postprocess.process_site(tmp_path, fake_gettext) == ["0123456789abcdef.png"]
+    (player,) = read_player((tmp_path / "notebooks" / "a.html").read_text(encoding="utf-8"))
+    kept = {u.split("/")[-1] for layout in ("wide", "narrow") for u in player["urls"][layout]}
+    assert {f.name for f in frames.iterdir()} == kept and len(kept) == 6
+    assert postprocess.process_site(tmp_path, fake_gettext) == []  # 第二遍：没有可删的
+
+
 # ---------------------------------------------------------------- 建完后的加工：在小网站上
 
 def _pages(site: Path) -> list[Path]:

@@ -21,7 +21,7 @@
 
 每一步对已经加工过的页面再做一次，结果不变（没加 ``--all`` 的第二次构建只重写改过的页，其余页会再经过这里）。
 
-页面都加工完后，还有一步针对整个网站的 ``subset_icon_font``：主题的图标字体 Font Awesome（solid，156 kB）有
+页面都加工完后，``process_site`` 删掉没有任何一页再用到的旧帧文件；还有一步针对整个网站的 ``subset_icon_font``：主题的图标字体 Font Awesome（solid，156 kB）有
 上千个图标，本书的页面只用到二三十个（搜索、目录、侧边栏、提示框……）。用 fontTools（matplotlib 本来就依赖它）
 从主题自带的 TTF 里只取这些字形，存成 ``ICON_SUBSET``（约 10 kB），再生成 ``ICON_CSS``：同一个字体名的
 ``@font-face``，``unicode-range`` 只写这些字形。浏览器对同名字体优先用后定义的那个，于是只下载小的；万一有个
@@ -103,16 +103,28 @@ def process(text: str, page: Page) -> str:
     return text
 
 
-def process_site(outdir: Path, gettext: Callable[[str], str]) -> None:
-    """加工 ``outdir`` 下的每个 HTML 页面（内容变了才重写）。"""
+FRAME_FILE = re.compile(r"_static/tlx/([0-9a-f]{16}\.png)")
+
+
+def process_site(outdir: Path, gettext: Callable[[str], str]) -> list[str]:
+    """加工 ``outdir`` 下的每个 HTML 页面（内容变了才重写），再删掉没有任何一页用到的帧文件，返回删掉的文件名。
+
+    帧文件以内容哈希命名，图一改就换一个新名字；在同一个 ``_build`` 里反复构建，旧帧会越积越多，跟着网站一起
+    发布（一次实测：1694 个用到的帧之外又积了 739 个、20 MB）。这里每一页都读过，哪些帧还有用是确定的。"""
     frames_dir = outdir / FRAMES_URL
     frames_dir.mkdir(parents=True, exist_ok=True)
+    used: set[str] = set()
     for path in sorted(outdir.rglob("*.html")):
         page = Page(root="../" * (len(path.relative_to(outdir).parts) - 1), frames_dir=frames_dir, gettext=gettext)
         text = path.read_text(encoding="utf-8")
         new = process(text, page)
         if new != text:
             path.write_text(new, encoding="utf-8")
+        used |= set(FRAME_FILE.findall(new))
+    stale = sorted(f.name for f in frames_dir.glob("*.png") if f.name not in used)
+    for name in stale:
+        (frames_dir / name).unlink()
+    return stale
 
 
 # ---------------------------------------------------------------- 图标字体只留用到的图标
