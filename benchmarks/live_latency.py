@@ -66,6 +66,8 @@ def main() -> None:
     rows = []
     for name, make in tl.explore.catalog().items():
         ex = make()
+        if not ex.sliders:
+            continue  # 没有滑块的图（静态图，例如第 10 章的 it→animal 表）没有可拖的
         ex.figure  # 建好图（只建一次），计时只量拖动
         items = moves(ex)
 
