@@ -14,7 +14,9 @@ import re
 import pytest
 
 import transformer_lab as tl
+from transformer_lab._cache import KEEP_VERSIONS
 from transformer_lab.plot.figure import NARROW_WIDTH
+from transformer_lab.widgets import static
 from transformer_lab.widgets.explorable import FRAME_CAP, Explorable, Slider
 from transformer_lab.widgets.static import (
     ALL_FRAMES_ENV,
@@ -318,7 +320,7 @@ def test_frames_drawn_once_are_read_back_from_the_disk_cache(tmp_path, monkeypat
         return ex
 
     first = same_ids(counted().static_html())
-    assert len(drawn) == 6 and len(list(tmp_path.glob("frames-*.json"))) == 1  # 3 帧 × 2 种版式
+    assert len(drawn) == 6 and len(list(tmp_path.glob("frames_*.json"))) == 1  # 3 帧 × 2 种版式
     assert same_ids(counted().static_html()) == first and len(drawn) == 6
     monkeypatch.setenv("TRANSFORMER_LAB_CACHE", "off")
     assert same_ids(counted().static_html()) == first and len(drawn) == 12
@@ -329,11 +331,37 @@ def test_a_broken_cache_file_is_redrawn(tmp_path, monkeypatch):
     ex = tiny()
     ex.cache_key = lambda: "坏文件"
     first = same_ids(ex.static_html())
-    (path,) = tmp_path.glob("frames-*.json")
+    (path,) = tmp_path.glob("frames_*.json")
     path.write_text('{"frames": {"wide": ["x"]}}', encoding="utf-8")  # 帧数对不上
     again = tiny()
     again.cache_key = lambda: "坏文件"
     assert same_ids(again.static_html()) == first
+
+
+def test_writing_one_modules_frames_does_not_evict_another_modules(tmp_path, monkeypatch):
+    """每个画图模块的帧自成一种（``frames_kind``）：另一个模块连写几个新版本，这个模块的帧还在缓存里，
+    再写 HTML 时一帧都不用画。（十章共用一种时，只留最近 3 个版本会把别的章的帧删掉。）"""
+    monkeypatch.setenv("TRANSFORMER_LAB_CACHE", str(tmp_path))
+    real_version = static._cache.code_version
+    drawn = []
+
+    def figure(module: str, key: str):
+        ex = tiny()
+        ex.view = type("View", (ex.view,), {"__module__": module})
+        ex.cache_key = lambda: key
+        original = ex.png
+        ex.png = lambda *a, **k: drawn.append(module) or original(*a, **k)
+        return ex
+
+    figure("elsewhere.alpha", "甲").static_html()
+    for i in range(KEEP_VERSIONS + 2):  # beta 的代码改了好几次
+        monkeypatch.setattr(static._cache, "code_version", lambda *a, i=i, **k: f"{i:012x}")
+        figure("elsewhere.beta", f"乙{i}").static_html()
+    monkeypatch.setattr(static._cache, "code_version", real_version)
+    assert len(list(tmp_path.glob("frames_beta-*.json"))) == KEEP_VERSIONS  # beta 自己只留最近的几个版本
+    before = len(drawn)
+    figure("elsewhere.alpha", "甲").static_html()
+    assert len(drawn) == before, "alpha 的帧被 beta 的新版本挤掉了"
 
 
 def test_only_figures_drawn_by_the_package_with_known_data_are_cached():

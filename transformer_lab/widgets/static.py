@@ -48,7 +48,7 @@ from .. import _cache
 from .. import _validation as check
 from ..plot.figure import SCREEN_DPI
 
-__all__ = ["ALL_FRAMES_ENV", "FRAME_SOURCES_JS", "FRAME_PARTS", "NARROW_MEDIA", "PLAYER_JS", "STYLES", "LAYOUTS",
+__all__ = ["ALL_FRAMES_ENV", "FRAME_SOURCES_JS", "FRAME_PARTS", "frames_kind", "NARROW_MEDIA", "PLAYER_JS", "STYLES", "LAYOUTS",
            "frame_parts", "wants_all_frames", "render_html", "externalize_frames", "read_player"]
 
 # 建网站时由 book/_ext/explorable_frames.py 设为 "1"：内核里执行的 notebook 也输出全部帧。
@@ -192,6 +192,18 @@ def frame_parts(module: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys([*FRAME_PARTS, *own]))
 
 
+def frames_kind(module: str) -> str:
+    """缓存里一个画图模块的帧的"种类"名（``_cache.entry_path`` 的 ``kind``），例如 ``frames_ch05_multi_head``。
+
+    每个画图模块的帧有自己的代码版本（``frame_parts``），所以也要有自己的种类：``evict_old_versions`` 按种类只留
+    最近的几个版本，十章共用一个种类时，写第 6 章的帧就会把第 5 章的删掉，缓存形同虚设。
+
+    >>> frames_kind("transformer_lab.figures.ch05_multi_head"), frames_kind("helpers.tiny-view")
+    ('frames_ch05_multi_head', 'frames_tiny_view')
+    """
+    return "frames_" + re.sub(r"[^0-9A-Za-z_]", "_", module.rsplit(".", 1)[-1])
+
+
 def _all_frames(ex, grid) -> tuple[dict[str, list[str]], dict[str, float]]:
     """``_draw_all_frames``，画过的从硬盘缓存里读（``_cache.py``）：建网站的内核和测试进程画的是同一批图，
     谁先画谁存，另一个直接读。钥匙是 ``ex.cache_key()`` 加上包的代码版本和 matplotlib 版本、字体。"""
@@ -200,7 +212,8 @@ def _all_frames(ex, grid) -> tuple[dict[str, list[str]], dict[str, float]]:
         return _draw_all_frames(ex, grid)
     version = _cache.code_version(f"matplotlib {matplotlib.__version__}", *matplotlib.rcParams["font.sans-serif"][:1],
                                   parts=frame_parts(ex.view.__module__))
-    path = _cache.entry_path(folder, "frames", version, key, ".json")
+    kind = frames_kind(ex.view.__module__)
+    path = _cache.entry_path(folder, kind, version, key, ".json")
     try:
         saved = json.loads(path.read_text(encoding="utf-8"))
         if all(len(saved["frames"][layout]) == len(grid) for layout in LAYOUTS):
@@ -212,7 +225,8 @@ def _all_frames(ex, grid) -> tuple[dict[str, list[str]], dict[str, float]]:
     try:
         text = json.dumps({"frames": frames, "text_px": text_px}).encode("utf-8")
         _cache.write_atomically(path, lambda handle: handle.write(text))
-        _cache.evict_old_versions(folder, "frames", ".json")
+        _cache.evict_old_versions(folder, kind, ".json")
+        _cache.evict_old_versions(folder, "frames", ".json", keep=0)  # 各章共用一种的旧缓存文件（改名之前的）
     except OSError:
         pass
     return frames, text_px
