@@ -92,6 +92,21 @@ def check() -> None:
     run([sys.executable, "-m", "pytest", "tests", "transformer_lab", "-m", "not slow", *sys.argv[2:]])
 
 
+def merge_streams(outputs: list) -> list:
+    """相邻的同名 stream 输出（连续几次 print）合成一段。内核有时把连续的打印分成两段发出，有时合成一段（看机器
+    忙闲），不合并的话每次刷新，存档都无端多出几行差异。nbval 比较之前也会合并 stream（``coalesce_streams``），
+    所以合并不影响 nbval 的比较。"""
+    merged: list = []
+    for output in outputs:
+        last = merged[-1] if merged else None
+        if (last is not None and output.get("output_type") == "stream" and last.get("output_type") == "stream"
+                and last.get("name") == output.get("name")):
+            last["text"] = last["text"] + output["text"]
+        else:
+            merged.append(output)
+    return merged
+
+
 def refresh() -> None:
     """重新运行 notebook 并写回输出。去掉 ipywidgets 的输出与状态：存档里只留静态帧（text/html）和文字。"""
     import nbformat
@@ -109,6 +124,8 @@ def refresh() -> None:
             cell.metadata.pop("execution", None)  # 不存运行时刻：同样的输入，存档就逐字节相同
             for output in cell.get("outputs", []):
                 output.get("data", {}).pop("application/vnd.jupyter.widget-view+json", None)
+            if cell.get("outputs"):
+                cell.outputs = merge_streams(cell.outputs)
         nb.metadata.pop("widgets", None)
         nbformat.write(nb, path)
 
