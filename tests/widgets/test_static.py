@@ -364,6 +364,30 @@ def test_writing_one_modules_frames_does_not_evict_another_modules(tmp_path, mon
     assert len(drawn) == before, "alpha 的帧被 beta 的新版本挤掉了"
 
 
+def test_drawing_and_writing_a_modules_frames_holds_that_modules_lock(tmp_path, monkeypatch):
+    """查缓存、画帧、写缓存都在这个画图模块的文件锁里（``_cache.exclusive``，两个进程排队的机制由
+    tests/lessons/test_stored.py 的双进程测试证明）：另一个进程画同一张图时，等它写完再读，而不是一起画。"""
+    import contextlib
+
+    monkeypatch.setenv("TRANSFORMER_LAB_CACHE", str(tmp_path))
+    events = []
+
+    @contextlib.contextmanager
+    def recording(lock):
+        events.append(("锁上", lock.name))
+        yield
+        events.append(("解开", lock.name))
+
+    monkeypatch.setattr(static._cache, "exclusive", recording)
+    ex = tiny()
+    ex.cache_key = lambda: "上锁"
+    original = ex.png
+    ex.png = lambda *a, **k: events.append(("画",)) or original(*a, **k)
+    ex.static_html()
+    assert events[0] == ("锁上", "frames_tiny_view.lock") and events[-1] == ("解开", "frames_tiny_view.lock")
+    assert events.count(("画",)) == 6 and len(events) == 8  # 3 帧 × 2 种版式，都在锁里
+
+
 def test_only_figures_drawn_by_the_package_with_known_data_are_cached():
     assert tiny().cache_key() is None  # 画图类在测试里：它的代码改了，包的代码版本看不出来
     ex = tl.explore.scaling_saturation()

@@ -206,7 +206,8 @@ def frames_kind(module: str) -> str:
 
 def _all_frames(ex, grid) -> tuple[dict[str, list[str]], dict[str, float]]:
     """``_draw_all_frames``，画过的从硬盘缓存里读（``_cache.py``）：建网站的内核和测试进程画的是同一批图，
-    谁先画谁存，另一个直接读。钥匙是 ``ex.cache_key()`` 加上包的代码版本和 matplotlib 版本、字体。"""
+    谁先画谁存，另一个直接读（同一个画图模块的帧有一把文件锁，同时到的进程排队，不会两个一起画）。
+    钥匙是 ``ex.cache_key()`` 加上包的代码版本和 matplotlib 版本、字体。"""
     key, folder = ex.cache_key(), _cache.cache_folder()
     if key is None or folder is None:
         return _draw_all_frames(ex, grid)
@@ -214,21 +215,23 @@ def _all_frames(ex, grid) -> tuple[dict[str, list[str]], dict[str, float]]:
                                   parts=frame_parts(ex.view.__module__))
     kind = frames_kind(ex.view.__module__)
     path = _cache.entry_path(folder, kind, version, key, ".json")
-    try:
-        saved = json.loads(path.read_text(encoding="utf-8"))
-        if all(len(saved["frames"][layout]) == len(grid) for layout in LAYOUTS):
-            _cache.touch(path)
-            return saved["frames"], saved["text_px"]
-    except (OSError, ValueError, KeyError, TypeError):
-        pass  # 没有、坏了或对不上：重画
-    frames, text_px = _draw_all_frames(ex, grid)
-    try:
-        text = json.dumps({"frames": frames, "text_px": text_px}).encode("utf-8")
-        _cache.write_atomically(path, lambda handle: handle.write(text))
-        _cache.evict_old_versions(folder, kind, ".json")
-        _cache.evict_old_versions(folder, "frames", ".json", keep=0)  # 各章共用一种的旧缓存文件（改名之前的）
-    except OSError:
-        pass
+    # 一个模块的帧一次只让一个进程画：建网站的内核和测试进程常常同时要同一张图，后到的等着，然后直接读
+    with _cache.exclusive(folder / f"{kind}.lock"):
+        try:
+            saved = json.loads(path.read_text(encoding="utf-8"))
+            if all(len(saved["frames"][layout]) == len(grid) for layout in LAYOUTS):
+                _cache.touch(path)
+                return saved["frames"], saved["text_px"]
+        except (OSError, ValueError, KeyError, TypeError):
+            pass  # 没有、坏了或对不上：重画
+        frames, text_px = _draw_all_frames(ex, grid)
+        try:
+            text = json.dumps({"frames": frames, "text_px": text_px}).encode("utf-8")
+            _cache.write_atomically(path, lambda handle: handle.write(text))
+            _cache.evict_old_versions(folder, kind, ".json")
+            _cache.evict_old_versions(folder, "frames", ".json", keep=0)  # 各章共用一种的旧缓存文件（改名之前的）
+        except OSError:
+            pass
     return frames, text_px
 
 
