@@ -5,7 +5,8 @@
 
 1. ``externalize_frames``：可交互图的帧从页面里搬出来，每一帧存成 ``_static/tlx/<内容哈希>.png``，页面里只留
    网址（``transformer_lab.widgets.static.externalize_frames``，这种 HTML 格式的唯一主人）。首次加载只下载每张图
-   的当前帧；图快进入视野时预取再拨一格能看到的几帧，读者碰了这张图才取其余的帧。放在第一步：后面几步就不用扫过几 MB 的 base64。
+   的当前帧；图快进入视野时预取再拨一格能看到的几帧，读者碰了这张图才取其余的帧。放在第一步：后面几步就
+   不用扫过几 MB 的 base64。
    （帧是 ``explorable_frames.py`` 让内核在建书时画出来的。）
 2. ``drop_fontawesome_script``：不加载 fontawesome.js。pydata 主题在模板宏里写死了这个 1.5 MB 的脚本（把图标换成
    SVG），可主题的 CSS 已经带了同样的图标字体 (fa-solid-900.woff2)，去掉脚本后图标照样显示，每页少 1.5 MB。
@@ -21,9 +22,10 @@
 
 每一步对已经加工过的页面再做一次，结果不变（没加 ``--all`` 的第二次构建只重写改过的页，其余页会再经过这里）。
 
-页面都加工完后，``process_site`` 删掉没有任何一页再用到的旧帧文件；还有一步针对整个网站的 ``subset_icon_font``：主题的图标字体 Font Awesome（solid，156 kB）有
-上千个图标，本书的页面只用到二三十个（搜索、目录、侧边栏、提示框……）。用 fontTools（matplotlib 本来就依赖它）
-从主题自带的 TTF 里只取这些字形，存成 ``ICON_SUBSET``（约 10 kB），再生成 ``ICON_CSS``：同一个字体名的
+页面都加工完后，``process_site`` 删掉没有任何一页再用到的旧帧文件。还有一步针对整个网站的
+``subset_icon_font``：主题的图标字体 Font Awesome（solid，156 kB）有上千个图标，本书的页面只用到二三十个
+（搜索、目录、侧边栏、提示框……）。用 fontTools（matplotlib 本来就依赖它）从主题自带的 TTF 里只取这些字形，
+存成 ``ICON_SUBSET``（约 3 kB），再生成 ``ICON_CSS``：同一个字体名的
 ``@font-face``，``unicode-range`` 只写这些字形。浏览器对同名字体优先用后定义的那个，于是只下载小的；万一有个
 图标没被算进去，它不在 ``unicode-range`` 里，浏览器才去下载原来的整个字体，图标照样显示，不会变成方块。
 字体按 SIL OFL 1.1 发布，允许取子集再发布；名字表（含许可证信息）原样保留。
