@@ -322,16 +322,32 @@ def _frame(widget) -> tuple[str, str]:
 
 
 def _wait_new_frame(widget, old: tuple[str, str], start: float, timeout_s: float = 40) -> tuple[bool, float]:
-    """等图片换成新的一帧（src 变了且图已载入）：返回（像素变了没有，从 ``start`` 算起的用时）。超时算没变。
+    """等图片换成像素不同的一帧：返回（换了没有，从 ``start`` 算起的用时）。超时算没变。
 
+    src 变了、像素却没变的那一帧不算数，接着等：滑块一次按键，前端有时先后发出两次取值，先到的那次可能还是
+    原来的画面（一次 CI 里第 1 章的第二个滑块就这样被误判成“拖了不变”）。真的不变的滑块照样会等到超时、判为失败。
     上限放得宽（40 秒）：CI 里十几个内核和别的测试抢两个核时，第 10 章的大图偶尔要十几秒才换帧；
     这里只判断“换没换”，换帧有多快由 benchmarks/jupyterlab_timing.py 量。"""
     while time.monotonic() - start < timeout_s:
         src, digest = _frame(widget)
-        if src not in ("", old[0]) and digest:
-            return digest != old[1], time.monotonic() - start
+        if src not in ("", old[0]) and digest and digest != old[1]:
+            return True, time.monotonic() - start
         widget.page.wait_for_timeout(20)  # 不用 time.sleep：见 _wait_connected
     return False, timeout_s
+
+
+def _press(page, handle, key: str, tries: int = 2) -> None:
+    """聚焦滑块手柄、按 ``key``。手柄的 ``aria-valuenow`` 2 秒内没变（按键没落到手柄上，例如焦点被别的输出抢走），
+    就再聚焦、再按一次，最多 ``tries`` 次。滑块值变了、图却没变，才是 ``move_sliders`` 要抓的问题。"""
+    before = handle.get_attribute("aria-valuenow")
+    for _ in range(tries):
+        handle.focus()
+        page.keyboard.press(key)
+        deadline = time.monotonic() + 2
+        while time.monotonic() < deadline:
+            if handle.get_attribute("aria-valuenow") != before:
+                return
+            page.wait_for_timeout(50)
 
 
 def move_sliders(page, report: LabReport) -> None:
@@ -346,10 +362,9 @@ def move_sliders(page, report: LabReport) -> None:
         for j in range(handles.count()):
             handle = handles.nth(j)
             old = _frame(widget)
-            handle.focus()
             key = "Home" if handle.get_attribute("aria-valuenow") == handle.get_attribute("aria-valuemax") else "End"
             start = time.monotonic()
-            page.keyboard.press(key)
+            _press(page, handle, key)
             changed, seconds = _wait_new_frame(widget, old, start)
             report.moves.append(SliderMove(i, j, key, changed, seconds))
 
