@@ -4,8 +4,9 @@
   电脑上只取宽版的帧（``<picture>`` 按窗口宽度挑，见 ``widgets/static.py``）。
 
 1. 页面体积：每一页加载的全部字节（HTML、图片与帧、脚本、样式、字体）。
-   分两次量：打开页面时，以及从头滚到尾之后（不碰滑块：图快进入视野时只预取每个滑块左右一格的帧，
-   碰了才取其余的帧，见 ``widgets/player.js``）。
+   分两次量（``site_tools.weigh``，和 tests/test_phone.py 的上限测试同一个量法）：打开页面、MathJax 排完版时，
+   以及从头滚到尾之后（不碰滑块：图快进入视野时只预取每个滑块左右一格的帧，碰了才取其余的帧，
+   见 ``widgets/player.js``）。
    目标：手机上打开时 <= 2 MB、滚完全页 <= 6 MB；电脑上滚完全页 <= 6 MB。
    同时给出 gzip 压缩后的传输量（普通静态网站托管都会压缩文本文件）；
 2. 浏览器里滑块的响应：从 input 事件到新帧解码完、下一帧开始绘制的时间，每张可交互图取中位数，
@@ -24,7 +25,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 from transformer_lab.widgets.static import FRAME_SOURCES_JS  # noqa: E402  播放器格式的主人是 static.py
 
-from site_tools import CHROMIUM_ARGS, HTML, NO_CHROMIUM, block_outside, chromium_path, pages, serve  # noqa: E402
+from site_tools import CHROMIUM_ARGS, HTML, NO_CHROMIUM, block_outside, chromium_path, pages, serve, weigh  # noqa: E402
 
 # 在页面里把滑块走遍全程，量每一步从 input 事件到新帧可以上屏的时间
 SWEEP_JS = """async (root) => {
@@ -63,13 +64,6 @@ REFERENCE_JS = """async (root) => {
 }""".replace("FRAME_SOURCES", FRAME_SOURCES_JS)
 
 
-SCROLL_JS = """async () => {
-  for (let y = 0; y < document.body.scrollHeight; y += 400) {
-    window.scrollTo(0, y); await new Promise(r => setTimeout(r, 30));
-  }
-}"""
-
-
 def _totals(bodies):
     """(原始字节, gzip 后字节)。"""
     raw = sum(len(b) for _, b in bodies)
@@ -99,14 +93,10 @@ def measure(browser, base: str, context_options: dict):
         rel = page_path.relative_to(HTML).as_posix()
         context = browser.new_context(**context_options)
         page = context.new_page()
-        blocked, bodies = [], []
+        blocked = []
         block_outside(page, base, blocked)
-        page.on("response", lambda r: bodies.append((r.url, r.body())) if r.ok else None)
-        page.goto(f"{base}/{rel}", wait_until="networkidle")
-        first = _totals(bodies)
-        page.evaluate(SCROLL_JS)
-        page.wait_for_load_state("networkidle")
-        weights.append((rel, *first, *_totals(bodies), len(bodies), len(blocked)))
+        first, bodies = weigh(page, f"{base}/{rel}")
+        weights.append((rel, *_totals(first), *_totals(bodies), len(bodies), len(blocked)))
         roots = page.locator(".tlx")
         for i in range(roots.count()):
             if not roots.nth(i).locator("input.tlx-range").count():

@@ -81,6 +81,33 @@ def block_outside(page, base: str, blocked: list[str]) -> None:
     page.route("**/*", route)
 
 
+# 从头到尾滚一遍页面：每次 400 px、停 30 ms，让播放器的 IntersectionObserver 看见每一张图
+SCROLL_JS = """async () => {
+  for (let y = 0; y < document.body.scrollHeight; y += 400) {
+    window.scrollTo(0, y); await new Promise(r => setTimeout(r, 30));
+  }
+}"""
+# 等 MathJax 排完版：它的组件和字体在页面 load 之后才按需加载
+TYPESET_JS = """async () => {
+  if (window.MathJax && MathJax.startup && MathJax.startup.promise) { await MathJax.startup.promise; }
+}"""
+
+
+def weigh(page, url: str) -> tuple[list[tuple[str, bytes]], list[tuple[str, bytes]]]:
+    """打开 ``url``，等 MathJax 排完版、网络静下来，记下到这时收到的每个回应 (网址, 内容)；再不碰滑块从头滚到尾、
+    等网络静下来，再记一次。返回 (打开时, 滚完后)。手机上每章字节上限的测试 (test_phone.py) 和
+    benchmarks/site_benchmarks.py 量的是同一件事，都用它。"""
+    bodies: list[tuple[str, bytes]] = []
+    page.on("response", lambda r: bodies.append((r.url, r.body())) if r.ok else None)
+    page.goto(url, wait_until="networkidle")
+    page.evaluate(TYPESET_JS)
+    page.wait_for_load_state("networkidle")
+    first = list(bodies)
+    page.evaluate(SCROLL_JS)
+    page.wait_for_load_state("networkidle")
+    return first, list(bodies)
+
+
 # ---------------------------------------------------------------- 构建：一次测试运行只建一次
 
 BUILD_STAMP = ROOT / "_build" / ".site-test-build.json"

@@ -18,7 +18,7 @@ import pytest
 from transformer_lab.widgets.explorable import Explorable, Slider
 
 from helpers.tiny_view import Titled
-from site_tools import pages
+from site_tools import SCROLL_JS, pages, weigh
 
 PHONE, LAPTOP = {"width": 390, "height": 844}, {"width": 1280, "height": 900}
 MIN_PX = {390: 11, 1280: 12}
@@ -147,8 +147,7 @@ def test_a_phone_downloads_only_narrow_frames_and_a_laptop_only_wide_ones(site, 
         page.on("request", lambda r: seen.append(r.url.split("/")[-1]))
         page.goto(f"{server}/notebooks/06_positional_encoding.html")
         page.wait_for_load_state("networkidle")
-        page.evaluate("async () => { for (let y = 0; y < document.body.scrollHeight; y += 600) {"
-                      " window.scrollTo(0, y); await new Promise(r => setTimeout(r, 30)); } }")
+        page.evaluate(SCROLL_JS)
         page.wait_for_load_state("networkidle")
         context.close()
         assert seen and not set(seen) & forbidden, f"{viewport['width']} px 宽时下载了另一种版式的帧"
@@ -200,13 +199,18 @@ def _frame_files(data: dict, layout: str, indices) -> set[str]:
     return {data["urls"][layout][i].split("/")[-1] for i in indices}
 
 
-def _grid_position(data: dict, index: int) -> list[int]:
+def _grid_position(sizes: list[int], index: int) -> list[int]:
     """帧号 → 每个滑块的格子（第一个滑块变化最慢，和 ``Explorable.grid()`` 一样）。"""
-    sizes, position = [len(s["values"]) for s in data["sliders"]], []
+    position = []
     for size in reversed(sizes):
         index, p = divmod(index, size)
         position.insert(0, p)
     return position
+
+
+def _grid_index(sizes: list[int], position: list[int]) -> int:
+    """``_grid_position`` 的反过来：每个滑块的格子 → 帧号。"""
+    return sum(p * math.prod(sizes[k + 1:]) for k, p in enumerate(position))
 
 
 def test_frames_are_fetched_one_step_ahead_and_the_rest_after_a_touch(site, browser, server):
@@ -218,8 +222,7 @@ def test_frames_are_fetched_one_step_ahead_and_the_rest_after_a_touch(site, brow
     page.on("request", lambda r: seen.append(r.url.split("/")[-1]) if "/_static/tlx/" in r.url else None)
     page.goto(f"{server}/notebooks/06_positional_encoding.html")
     page.wait_for_load_state("networkidle")
-    page.evaluate("async () => { for (let y = 0; y < document.body.scrollHeight; y += 400) {"
-                  " window.scrollTo(0, y); await new Promise(r => setTimeout(r, 30)); } }")
+    page.evaluate(SCROLL_JS)
     page.wait_for_load_state("networkidle")
     roots = page.locator(".tlx")
     figures, expected = [], set()
@@ -230,8 +233,7 @@ def test_frames_are_fetched_one_step_ahead_and_the_rest_after_a_touch(site, brow
         near = [position]
         for k, p in enumerate(position):
             near += [position[:k] + [q] + position[k + 1:] for q in (p - 1, p + 1) if 0 <= q < sizes[k]]
-        flat = [sum(p * math.prod(sizes[k + 1:]) for k, p in enumerate(pos)) for pos in near]
-        expected |= _frame_files(data, "narrow", flat)
+        expected |= _frame_files(data, "narrow", [_grid_index(sizes, pos) for pos in near])
         figures.append((i, data, position))
     assert expected and set(seen) == expected, f"只滚不碰时多取或少取了帧：多 {set(seen) - expected}，少 {expected - set(seen)}"
 
@@ -243,10 +245,10 @@ def test_frames_are_fetched_one_step_ahead_and_the_rest_after_a_touch(site, brow
     page.wait_for_timeout(500)
     everything = _frame_files(data, "narrow", range(len(data["urls"]["narrow"])))
     assert everything <= set(seen), f"聚焦滑块之后还有 {len(everything - set(seen))} 帧没有下载"
-    names = data["urls"]["narrow"]
+    names, sizes = data["urls"]["narrow"], [len(s["values"]) for s in data["sliders"]]
     distance = {}
     for index, url in enumerate(names):  # 同样的图可能出现在几格里：取最近的那一格
-        d = sum(abs(a - b) for a, b in zip(_grid_position(data, index), position))
+        d = sum(abs(a - b) for a, b in zip(_grid_position(sizes, index), position))
         name = url.split("/")[-1]
         distance[name] = min(d, distance.get(name, d))
     order = [distance[name] for name in seen[before:] if name in distance]
@@ -266,18 +268,8 @@ def test_a_phone_downloads_at_most_2_mb_per_chapter_before_scrolling_and_6_mb_in
             continue
         context = browser.new_context(viewport=PHONE, device_scale_factor=3, is_mobile=True, has_touch=True)
         page = context.new_page()
-        sizes: list[int] = []
-        page.on("response", lambda r: sizes.append(len(r.body())) if r.ok else None)
-        page.goto(f"{server}/notebooks/{path.name}", wait_until="networkidle")
-        # MathJax 的组件和字体在 load 之后才按需加载：等它排完版，再等网络静下来
-        page.evaluate("async () => { if (window.MathJax && MathJax.startup && MathJax.startup.promise) {"
-                      " await MathJax.startup.promise; } }")
-        page.wait_for_load_state("networkidle")
-        first = sum(sizes)
-        page.evaluate("async () => { for (let y = 0; y < document.body.scrollHeight; y += 400) {"
-                      " window.scrollTo(0, y); await new Promise(r => setTimeout(r, 30)); } }")
-        page.wait_for_load_state("networkidle")
-        whole = sum(sizes)
+        first_bodies, all_bodies = weigh(page, f"{server}/notebooks/{path.name}")
+        first, whole = (sum(len(body) for _, body in bodies) for bodies in (first_bodies, all_bodies))
         context.close()
         if first > FIRST_SCREEN_BYTES or whole > WHOLE_PAGE_BYTES:
             heavy[path.name] = (round(first / 1e6, 2), round(whole / 1e6, 2))
