@@ -172,3 +172,17 @@ ERROR_CASES = [
 ]
 
 test_documented_errors = error_table_test(ERROR_CASES)
+
+
+def test_the_stored_head_count_and_role_runs_are_the_trainings_chapter_5_describes(task):
+    """``runs.head_counts`` / ``runs.head_roles``（第 5 章"头越多越好""每个头固定负责某种语法"两段）就是正文说的
+    那几次 ``train_heads``：抽一格，直接训练一遍比较；结果只读。"""
+    from transformer_lab.lessons import runs
+
+    counts, roles = runs.head_counts(), runs.head_roles()
+    assert counts["heads"].tolist() == [1, 2, 4, 8, 16] and counts["losses"].shape == (5, 2)
+    four = train_heads(task, init_head_weights(16, 4, np.random.default_rng(2)), num_heads=4, checkpoint_every=1200)
+    assert counts["losses"][2, 1] == four["losses"][-1]
+    two = train_heads(task, init_head_weights(16, 2, np.random.default_rng(3)), checkpoint_every=1200)
+    np.testing.assert_array_equal(roles["mass"][2], relation_mass(two["weights"][-1], task["prev"], task["partner"]))
+    assert not counts["losses"].flags.writeable and not roles["mass"].flags.writeable

@@ -8,6 +8,8 @@
 
 * ``glasses(seed)``：第 3 章，从随机的小眼镜开始学 W_Q、W_K（150 步）。
 * ``heads(seed)``：第 5 章，两个头在同一份数据上的三次训练：随机起点、两头完全相同、两头只差 1e-6。
+* ``head_counts(seed)``：第 5 章，同一份数据上 1、2、4、8、16 个头，各从两个随机起点训练。
+* ``head_roles(seed)``：第 5 章，两个头从四个随机起点训练：哪个头去看前一个词。
 * ``depth(seed)``：第 8 章，三种叠法 × 1–16 层 × 12 个随机种子的梯度长度和位置相似度。
 * ``reversal(seed, use_pe)``：第 8 章，从零训练倒序任务的小 Transformer（有 / 去掉位置编码）。
 * ``gpt(seed)``：第 9 章，在本书正文上从零训练小 GPT，每个检查点写几段字。
@@ -34,11 +36,12 @@ from .optim import Run
 from .stored import stored
 from .tiny_transformer import train
 
-__all__ = ["glasses", "heads", "depth", "reversal", "gpt", "GLASSES_STEPS", "HEAD_STEPS", "DEPTHS", "DEPTH_SEEDS",
-           "REVERSAL_STEPS", "GPT", "GPT_PROMPTS"]
+__all__ = ["glasses", "heads", "head_counts", "head_roles", "depth", "reversal", "gpt", "GLASSES_STEPS", "HEAD_STEPS",
+           "HEAD_COUNTS", "HEAD_COUNT_SEEDS", "ROLE_SEEDS", "DEPTHS", "DEPTH_SEEDS", "REVERSAL_STEPS", "GPT", "GPT_PROMPTS"]
 
 GLASSES_STEPS, GLASSES_EVERY = 150, 15
 HEAD_STEPS, HEAD_EVERY = 1200, 40
+HEAD_COUNTS, HEAD_COUNT_SEEDS, ROLE_SEEDS = (1, 2, 4, 8, 16), (1, 2), (1, 2, 3, 4)
 DEPTHS, DEPTH_SEEDS = (1, 2, 4, 8, 16), 12
 REVERSAL_STEPS, REVERSAL_EVERY = 600, 30
 # 第 9 章的小 GPT：这些设置让训练在单核上一分钟之内跑完（见 benchmarks/generation_speed.py）
@@ -108,6 +111,71 @@ def heads(seed: int = 0) -> Mapping:
         ``nudged`` 在它上面加 1e-6 × 标准正态（``default_rng(seed + 2)``）。
     """
     return _heads(_seed(seed))
+
+
+def _train_head_counts(seed: int) -> dict:
+    task = heads(seed)["task"]
+    D = task["x"].shape[-1]
+    losses = [[train_heads(task, init_head_weights(D, h, np.random.default_rng(s)), num_heads=h, steps=HEAD_STEPS,
+                           checkpoint_every=HEAD_STEPS)["losses"][-1] for s in HEAD_COUNT_SEEDS] for h in HEAD_COUNTS]
+    return {"heads": np.array(HEAD_COUNTS), "seeds": np.array(HEAD_COUNT_SEEDS), "losses": np.array(losses)}
+
+
+@cache
+def _head_counts(seed: int) -> Mapping:
+    return stored("head_counts", lambda: _train_head_counts(seed), seed)
+
+
+def head_counts(seed: int = 0) -> Mapping:
+    """第 5 章"头越多越好吗"：``heads(seed)`` 的同一份数据上，``HEAD_COUNTS`` 里的每种头数（D = 16，d_k = 16 / 头数），
+    各从 ``HEAD_COUNT_SEEDS`` 里的两个随机起点 ``init_head_weights(16, 头数, default_rng(种子))`` 训练
+    ``HEAD_STEPS`` 步（``train_heads``，学习率 1.0）。
+
+    Returns
+    -------
+    Mapping（只读）
+        ``heads`` (5,)、``seeds`` (2,)，以及 ``losses`` (5, 2)：第 i 种头数、第 j 个起点训练完的损失。
+
+    Examples
+    --------
+    >>> counts = head_counts()
+    >>> counts["losses"].shape, int(counts["heads"][np.argmin(counts["losses"][:, 0])])   # 2 个头最好
+    ((5, 2), 2)
+    """
+    return _head_counts(_seed(seed))
+
+
+def _train_head_roles(seed: int) -> dict:
+    task = heads(seed)["task"]
+    D = task["x"].shape[-1]
+    mass = [relation_mass(train_heads(task, init_head_weights(D, 2, np.random.default_rng(s)), num_heads=2,
+                                      steps=HEAD_STEPS, checkpoint_every=HEAD_STEPS)["weights"][-1],
+                          task["prev"], task["partner"]) for s in ROLE_SEEDS]
+    return {"seeds": np.array(ROLE_SEEDS), "mass": np.array(mass)}
+
+
+@cache
+def _head_roles(seed: int) -> Mapping:
+    return stored("head_roles", lambda: _train_head_roles(seed), seed)
+
+
+def head_roles(seed: int = 0) -> Mapping:
+    """第 5 章"每个头固定负责某种语法吗"：``heads(seed)`` 的同一份数据上，两个头从 ``ROLE_SEEDS`` 里的四个随机起点
+    ``init_head_weights(16, 2, default_rng(种子))`` 各训练 ``HEAD_STEPS`` 步。
+
+    Returns
+    -------
+    Mapping（只读）
+        ``seeds`` (4,)，以及 ``mass`` (4, 2, 2)：第 i 个起点训练完，每个头 (第二维) 放在"前一个词""搭档" (第三维)
+        上的平均注意力（``relation_mass``）。
+
+    Examples
+    --------
+    >>> roles = head_roles()
+    >>> [int(np.argmax(m[:, 0])) + 1 for m in roles["mass"]]   # 看前一个词的是几号头：随起点而变
+    [1, 2, 1, 2]
+    """
+    return _head_roles(_seed(seed))
 
 
 def _measure_depth(seed: int) -> dict:
