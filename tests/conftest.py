@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from hypothesis import settings
 
-from site_tools import CHROMIUM_ARGS, HTML, NO_CHROMIUM, block_outside, build_site, chromium_path, serve
+from site_tools import CHROMIUM_ARGS, HTML, NO_CHROMIUM, build_site, chromium_path, open_tab, search_page, serve
 
 # tests/fixtures 里的 notebook 是故意写坏的反证（JupyterLab 测试用），不交给 nbval 运行
 collect_ignore_glob = ["fixtures/*.ipynb"]
@@ -134,26 +134,33 @@ def browser():
         b.close()
 
 
-@pytest.fixture
-def page(browser, server):
-    """一个新标签页：拦截一切非本站请求并记下来，记录控制台报错。测试结束时断言两者都为空。"""
-    context = browser.new_context(viewport={"width": 1280, "height": 900})
-    pg = context.new_page()
-    pg.external, pg.errors = [], []
-    block_outside(pg, server, pg.external)
-    pg.on("console", lambda m: pg.errors.append(m.text) if m.type == "error" else None)
-    pg.on("pageerror", lambda e: pg.errors.append(str(e)))
-    pg.base = server
-    yield pg
+def _closed_clean(pg) -> None:
     assert not pg.external, f"页面试图访问外部地址：{pg.external}"
     assert not pg.errors, f"浏览器控制台报错：{pg.errors}"
-    context.close()
+    pg.context.close()
+
+
+@pytest.fixture
+def page(browser, server):
+    """一个新标签页（``site_tools.open_tab``：拦截一切非本站请求并记下来，记录控制台报错）。测试结束时断言两者都为空。"""
+    pg = open_tab(browser, server)
+    yield pg
+    _closed_clean(pg)
+
+
+@pytest.fixture(scope="module")
+def searcher(browser, server):
+    """一个打开了搜索页、索引已经载入的标签页（``site_tools.ranked`` 在上面连续查询），一个测试文件共用一个。"""
+    pg = open_tab(browser, server)
+    search_page(pg)
+    yield pg
+    _closed_clean(pg)
 
 
 # ---------------------------------------------------------------- 慢测试的标记（python dev.py check 跳过它们）
 # 要建网站、开浏览器或 JupyterLab 的测试都标成 slow：作者改完代码先跑 ``python dev.py check``（几十秒），
 # 提交前再跑完整的 ``python dev.py test``。
-SLOW_FIXTURES = frozenset({"site", "server", "browser", "page", "lab"})
+SLOW_FIXTURES = frozenset({"site", "server", "browser", "page", "searcher", "lab"})
 
 
 def pytest_collection_modifyitems(config, items):

@@ -350,8 +350,8 @@ def _press(page, handle, key: str, tries: int = 2) -> None:
             page.wait_for_timeout(50)
 
 
-def move_sliders(page, report: LabReport) -> None:
-    """每张活图的每个滑块：聚焦滑块的手柄，按 End（已经在最右就按 Home），看图的像素有没有变。"""
+def move_sliders(page, report: LabReport, timeout_s: float = 40) -> None:
+    """每张活图的每个滑块：聚焦滑块的手柄，按 End（已经在最右就按 Home），看图的像素有没有变（最多等 ``timeout_s`` 秒）。"""
     if report.dialogs:
         return
     widgets = page.locator(".jp-OutputArea-output .widget-vbox").filter(has=page.locator("img.widget-image"))
@@ -365,7 +365,7 @@ def move_sliders(page, report: LabReport) -> None:
             key = "Home" if handle.get_attribute("aria-valuenow") == handle.get_attribute("aria-valuemax") else "End"
             start = time.monotonic()
             _press(page, handle, key)
-            changed, seconds = _wait_new_frame(widget, old, start)
+            changed, seconds = _wait_new_frame(widget, old, start, timeout_s)
             report.moves.append(SliderMove(i, j, key, changed, seconds))
 
 
@@ -392,8 +392,11 @@ def inspect(page, report: LabReport) -> None:
         report.dropdown_opens = page.locator(".jp-MarkdownCell details").first.evaluate("d => d.open")
 
 
-def run_in_lab(context, base: str, paths: list[Path]) -> dict[str, LabReport]:
-    """在同一个 JupyterLab 里同时打开并运行这些 notebook（内核并行地跑），然后逐个检查、拖动滑块。"""
+def run_in_lab(context, base: str, paths: list[Path], frame_timeout_s: dict[str, float] | None = None) -> dict[str, LabReport]:
+    """在同一个 JupyterLab 里同时打开并运行这些 notebook（内核并行地跑），然后逐个检查、拖动滑块。
+
+    ``frame_timeout_s``：{notebook 名: 拖动滑块后最多等几秒换图}，没写的等 40 秒。反证 notebook 里那张图拖了本来就
+    不会变，给它几秒就够了（活的滑块换图不到半秒），不必每次干等 40 秒。"""
     reports = {p.stem: LabReport(p.stem, expected=expected_explorables(p)) for p in paths}
     pages, clicked = {}, {}
     for p in paths:
@@ -403,6 +406,6 @@ def run_in_lab(context, base: str, paths: list[Path]) -> dict[str, LabReport]:
     for name, page in pages.items():
         page.bring_to_front()
         inspect(page, reports[name])
-        move_sliders(page, reports[name])
+        move_sliders(page, reports[name], (frame_timeout_s or {}).get(name, 40))
         page.close()
     return reports

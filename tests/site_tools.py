@@ -81,6 +81,19 @@ def block_outside(page, base: str, blocked: list[str]) -> None:
     page.route("**/*", route)
 
 
+def open_tab(browser, base: str, **options):
+    """新的浏览器环境（``options`` 交给 ``browser.new_context``：视口、像素比、触屏……）里的一个标签页：拦截一切
+    非本站请求记进 ``page.external``，控制台报错和页面异常记进 ``page.errors``；``page.base`` 是网站地址。
+    用完 ``page.context.close()``。"""
+    context = browser.new_context(**({"viewport": {"width": 1280, "height": 900}} | options))
+    page = context.new_page()
+    page.external, page.errors, page.base = [], [], base
+    block_outside(page, base, page.external)
+    page.on("console", lambda m: page.errors.append(m.text) if m.type == "error" else None)
+    page.on("pageerror", lambda e: page.errors.append(str(e)))
+    return page
+
+
 # 从头到尾滚一遍页面：每次 400 px、停 30 ms，让播放器的 IntersectionObserver 看见每一张图
 SCROLL_JS = """async () => {
   for (let y = 0; y < document.body.scrollHeight; y += 400) {
@@ -159,6 +172,26 @@ def search(page, query: str) -> list[str]:
     hrefs = page.locator("#search-results ul.search li a").evaluate_all("els => els.map(e => e.getAttribute('href'))")
     names = [Path(h.split("#")[0].split("?")[0]).stem for h in hrefs]
     return list(dict.fromkeys(names))
+
+
+# 在已经打开的搜索页上直接调 Sphinx 的搜索：searchtools.js 的 _parseQuery（分词用本书的 zh_search.js）和
+# _performSearch（打分用 search_scorer.js），搜索页显示结果时走的就是这两步，只是不再去取每条结果的摘要，
+# 几十个查询共用一次页面加载。搜索页从数组末尾往前显示（_displayNextItem 每次 pop 一条），所以反过来就是显示顺序。
+RANKED_JS = """q => {
+  const [query, terms, excluded, highlighted, objects] = Search._parseQuery(q);
+  return Search._performSearch(query, terms, excluded, highlighted, objects).reverse().map(r => r[0]);
+}"""
+
+
+def search_page(page) -> None:
+    """打开搜索页，等索引载入：之后可以用 ``ranked`` 连续查询。"""
+    page.goto(f"{page.base}/search.html")
+    page.wait_for_function("() => typeof Search !== \"undefined\" && Search.hasIndex()")
+
+
+def ranked(page, query: str) -> list[str]:
+    """在 ``search_page`` 打开的页面上搜 ``query``：和 ``search`` 一样按显示顺序返回结果页面的文件名，去掉重复。"""
+    return list(dict.fromkeys(Path(doc).name for doc in page.evaluate(RANKED_JS, query)))
 
 
 # ---------------------------------------------------------------- 界面语言

@@ -94,3 +94,35 @@ def test_the_eviction_check_can_fail(tmp_path):
         _write(tmp_path, "帧", version, "a", age)
     _cache.evict_old_versions(tmp_path, "帧", ".bin", keep=4)
     assert len(list(tmp_path.glob("帧-*.bin"))) == 4
+
+
+def _package_function(body: str, module: str = "transformer_lab.figures.fake", default: str = "False"):
+    """一个看起来定义在本包模块顶层的函数（``__module__`` 是 ``module``），函数体是 ``body``。"""
+    namespace = {"__name__": module}
+    exec(f"def caption(step, narrow={default}):\n    return {body}", namespace)
+    return namespace["caption"]
+
+
+def test_package_functions_are_fingerprinted_by_their_code_and_other_functions_are_refused():
+    first = _package_function("f'第 {step} 步'")
+    assert _cache.fingerprint({"caption": first}) == _cache.fingerprint({"caption": _package_function("f'第 {step} 步'")})
+    different = [_package_function("f'第 {step} 次'"), _package_function("f'第 {step + 1} 步'"),
+                 _package_function("f'第 {step} 步'", default="True")]
+    prints = {_cache.fingerprint({"caption": f}) for f in [first, *different]}
+    assert None not in prints and len(prints) == 4  # 改一个字、一个运算、一个默认值，指纹都变
+
+    def nested(step):
+        return step
+
+    namespace = {"__name__": "transformer_lab.figures.fake"}
+    exec("def make(offset):\n    def caption(step):\n        return step + offset\n    return caption", namespace)
+    closure = namespace["make"](1)
+    closure.__qualname__ = "caption"  # 名字看起来在顶层，结果却取决于捕获的 offset
+    refused = [closure, _package_function("step", module="__main__"), nested, lambda step: step,
+               _package_function("step", default="object()")]
+    assert all(_cache.fingerprint({"caption": f}) is None for f in refused)
+
+
+def test_figures_whose_data_hold_a_caption_function_are_cached(rendered):
+    """第 5 章的两张训练图的数据里有一个写标题的函数：以前指纹不认函数，它们每次都重画（各约 9 秒）。"""
+    assert all(rendered(name).ex.cache_key() is not None for name in ("head_specialisation", "head_symmetry"))

@@ -11,7 +11,7 @@ import re
 
 import pytest
 
-from site_tools import ROOT, search
+from site_tools import ROOT, ranked
 
 GLOSSARY = ROOT / "book" / "glossary.md"
 # [显示文字](…glossary.md#词条) 或 [显示文字](<…glossary.md#有空格的词条>)
@@ -121,6 +121,6 @@ BACK_OF_BOOK_QUERIES = [  # (查询, 回答它的页面, 必须排在前几条)
 
 
 @pytest.mark.parametrize("query, answer, within", BACK_OF_BOOK_QUERIES, ids=[q[0] for q in BACK_OF_BOOK_QUERIES])
-def test_search_finds_the_back_of_the_book(site, page, query, answer, within):
+def test_search_finds_the_back_of_the_book(searcher, query, answer, within):
     """网站自己的搜索能找到术语表、延伸阅读和自测页。"""
-    assert answer in search(page, query)[:within], query
+    assert answer in ranked(searcher, query)[:within], query

@@ -42,7 +42,7 @@ def lab(browser, tmp_path_factory):
     warm_stored_runs()
     with jupyterlab(tmp_path_factory.mktemp("jupyterlab")) as base:
         context = browser.new_context(viewport={"width": 1280, "height": 900})
-        reports = run_in_lab(context, base, [*NOTEBOOKS, FIXTURE])
+        reports = run_in_lab(context, base, [*NOTEBOOKS, FIXTURE], frame_timeout_s={FIXTURE.stem: 5})
         context.close()
     return reports, before, _digest([*NOTEBOOKS, FIXTURE])
 

@@ -13,7 +13,7 @@ import sys
 
 import pytest
 
-from site_tools import ROOT, search
+from site_tools import ROOT, ranked, search
 
 sys.path.insert(0, str(ROOT / "book" / "_ext"))
 from zh_search import HAN_RUN, OTHER_WORD  # noqa: E402  索引端的切法
@@ -106,22 +106,28 @@ def test_query_list_is_long_enough():
 
 
 @pytest.mark.parametrize("query, expected, within", QUERIES, ids=[q for q, _, _ in QUERIES])
-def test_search_finds_the_page_that_answers(site, page, query, expected, within):
-    results = search(page, query)
+def test_search_finds_the_page_that_answers(searcher, query, expected, within):
+    results = ranked(searcher, query)
     assert expected in results[:within], f"搜索 {query!r}：期望 {expected} 在前 {within or '任意'} 条，实际结果 {results}"
 
 
-def test_search_does_not_list_pages_that_miss_most_of_the_query(site, page):
-    """计分不是“沾边就算”：一页只命中查询的一小部分时不列出。"""
-    assert search(page, "射箭打靶") == [CH3]
-    assert search(page, "全然无关的火星文字壹贰叁") == []
+def test_the_search_page_shows_what_the_ranking_gives(site, page):
+    """上面的查询直接调搜索页的 JS 排序（``site_tools.ranked``），不看页面；读者在搜索页上看到的结果列表
+    （``search``：打开 search.html?q=…，读显示出来的链接）必须和它一模一样，排序、去重都一样。"""
+    for query in ("射箭打靶", "为什么要除以根号", "注意力", "softmax 分蛋糕", "头越多越好吗", "全然无关的火星文字壹贰叁"):
+        shown = search(page, query)
+        assert shown == ranked(page, query), (query, shown)
 
 
-def test_query_and_index_are_split_the_same_way(site, page):
+def test_search_does_not_list_pages_that_miss_most_of_the_query(searcher):
+    assert ranked(searcher, "射箭打靶") == [CH3]
+    assert ranked(searcher, "全然无关的火星文字壹贰叁") == []
+
+
+def test_query_and_index_are_split_the_same_way(searcher):
     """查询端（浏览器里的 splitQuery）和索引端（zh_search.py 的 split）切法一致：书里原样出现的句子，
     查询切出来的每一块都是索引里的词条。"""
-    page.goto(f"{page.base}/search.html")
-    page.wait_for_function("() => Search._index !== null")
+    page = searcher
     assert page.evaluate("q => splitQuery(q)", "除以根号") == ["除以", "以根", "根号"]
     assert page.evaluate("q => splitQuery(q)", "头") == ["头"]
     assert page.evaluate("q => splitQuery(q)", "d_k缩放 softmax") == ["d_k", "缩放", "softmax"]

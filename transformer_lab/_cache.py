@@ -28,6 +28,7 @@ import os
 import platform
 import sys
 import tempfile
+import types
 from collections.abc import Callable
 from functools import cache
 from pathlib import Path
@@ -160,10 +161,12 @@ def evict_old_versions(folder: Path, kind: str, suffix: str, keep: int = KEEP_VE
 
 
 def fingerprint(value) -> str | None:
-    """``value`` 的内容指纹（十六进制 sha256）：数组按 dtype、形状和每个字节，字典、列表、元组逐项，数和字符串按值。
+    """``value`` 的内容指纹（十六进制 sha256）：数组按 dtype、形状和每个字节，字典、列表、元组逐项，数和字符串按值；
+    本包里在模块顶层定义的函数（例如图的数据里那个写标题的函数）按名字和它的字节码、常量、默认值。
 
     只认这几种类型；别的对象（它的 ``repr`` 未必写出全部内容）返回 None，调用者就不用缓存——宁可重算，
-    也不拿错的结果。
+    也不拿错的结果。函数也一样：闭包（结果取决于捕获的变量）、lambda 和嵌套函数、包外（notebook 里）定义的
+    函数都返回 None。
 
     Examples
     --------
@@ -172,10 +175,28 @@ def fingerprint(value) -> str | None:
     (True, True)
     >>> fingerprint({"w": np.eye(2)}) == fingerprint({"w": np.eye(2) * 2}), fingerprint(object())
     (False, None)
+    >>> fingerprint({"f": code_version}) == fingerprint({"f": code_version}), fingerprint({"f": lambda: 1})
+    (True, None)
     """
     h = hashlib.sha256()
 
+    def feed_code(code: types.CodeType) -> None:
+        h.update(f"code {code.co_name} {code.co_names} {code.co_varnames}|".encode())
+        h.update(code.co_code)
+        for const in code.co_consts:
+            if isinstance(const, types.CodeType):
+                feed_code(const)
+            else:  # 字面量（数、字符串、None、它们的元组和 frozenset）：repr 写出全部内容
+                h.update(f"const {const!r}|".encode())
+
     def feed(v) -> bool:
+        if isinstance(v, types.FunctionType):
+            if (v.__closure__ or "<" in v.__qualname__ or not v.__module__.startswith("transformer_lab.")
+                    or not (feed(v.__defaults__) and feed(v.__kwdefaults__))):
+                return False
+            h.update(f"function {v.__module__}.{v.__qualname__}|".encode())
+            feed_code(v.__code__)
+            return True
         if isinstance(v, np.ndarray):
             if v.dtype.kind == "O":
                 return False
