@@ -16,7 +16,17 @@ from pathlib import Path
 import pytest
 from hypothesis import settings
 
-from site_tools import CHROMIUM_ARGS, HTML, NO_CHROMIUM, build_site, chromium_path, open_tab, search_page, serve
+from site_tools import (
+    CHROMIUM_ARGS,
+    HTML,
+    NO_CHROMIUM,
+    build_site,
+    build_warnings,
+    chromium_path,
+    open_tab,
+    search_page,
+    serve,
+)
 
 # tests/fixtures 里的 notebook 是故意写坏的反证（JupyterLab 测试用），不交给 nbval 运行
 collect_ignore_glob = ["fixtures/*.ipynb"]
@@ -106,11 +116,7 @@ def rendered():
 def site() -> Path:
     """构建一次网站（-W：任何警告都算失败），返回 HTML 目录。"""
     code, log = build_site()
-    # 只看 jupyter-book 自己的输出：dev.py 在它前面可能先装依赖，pip 的提示（比如本机 pip 配置里
-    # 不存在的额外索引）不是书的构建警告
-    start = log.rfind("jupyter_book.cli.main")
-    build_log = log[start:] if start >= 0 else log
-    warnings = [line for line in build_log.splitlines() if "WARNING:" in line]
+    warnings = build_warnings(log)
     assert code == 0 and not warnings, "网站构建失败或有警告：\n" + "\n".join(warnings or [log[-3000:]])
     return HTML
 

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import nbformat
 
-from site_tools import ROOT
+from site_tools import ROOT, block_outside
 
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 # 只属于测试的用户设置（写进一次性的用户设置目录）：不自动保存，免得把 Run All 的输出写回仓库。
@@ -192,8 +192,7 @@ def open_notebook(context, base: str, path: Path, report: LabReport):
     page = context.new_page()
     page.on("console", lambda m: report.console.append(m.text) if m.type == "error" else None)
     page.on("pageerror", lambda e: report.console.append(f"pageerror: {e} {e.stack or ''}"[:600]))
-    page.route("**/*", lambda r: r.continue_() if r.request.url.startswith((base, "data:", "blob:"))
-               else (report.external.append(r.request.url), r.abort()))
+    block_outside(page, base, report.external)
     rel = path.relative_to(ROOT).as_posix()
     page.goto(f"{base}/lab/workspaces/{path.stem}/tree/{rel}")
     page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=120_000)
@@ -211,8 +210,8 @@ def _wait_connected(page, base: str, name: str, timeout_s: float = 120) -> None:
     先亮成 idle、内核却还没接上时点 Run All，jupyterlab-myst 在第一个 Markdown 单元格处抛出
     "Session has no kernel."，Run All 就停在那里（一次运行里第 1 章只跑了第一个单元格）。
 
-    等待用 ``page.wait_for_timeout`` 而不是 ``time.sleep``：页面的每个请求都要经过本进程里的 ``page.route``
-    回调，Playwright 的同步接口只在我们调用它时才处理回调——睡着时，页面启动内核的请求就一直挂着。"""
+    等待用 ``page.wait_for_timeout`` 而不是 ``time.sleep``：Playwright 的同步接口只在我们调用它时才处理事件和
+    回调（外部请求的拦截、控制台消息）——睡着时它们都挂着。"""
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         kernel = kernels(base).get(name)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import ast
 import contextlib
 import functools
+import hashlib
 import http.server
 import json
 import os
@@ -69,16 +70,16 @@ def pages(site: Path = HTML) -> list[Path]:
 
 
 def block_outside(page, base: str, blocked: list[str]) -> None:
-    """拦截一切不属于本站的请求，记进 ``blocked``。"""
+    """拦截一切不属于本站（``base``）的请求，记进 ``blocked``。
 
+    拦截的网址模式是一个正则（"不以本站地址、data:、blob: 开头"），Playwright 把它交给浏览器那一侧去匹配：
+    本站的请求（每页几十到几百个，拖滑块时一帧一个）不必停下来等本进程回话；以前的 ``"**/*"`` 让每个请求都
+    在 Python 里转一圈。"""
     def route(r):
-        url = r.request.url
-        if url.startswith(base) or url.startswith("data:"):
-            return r.continue_()
-        blocked.append(url)
-        return r.abort()
+        blocked.append(r.request.url)
+        r.abort()
 
-    page.route("**/*", route)
+    page.route(re.compile(rf"^(?!{re.escape(base)}(?:/|$)|data:|blob:)"), route)
 
 
 def open_tab(browser, base: str, **options):
@@ -121,6 +122,60 @@ def weigh(page, url: str) -> tuple[list[tuple[str, bytes]], list[tuple[str, byte
     return first, list(bodies)
 
 
+# ---------------------------------------------------------------- 图在屏幕上的字号（test_site.py 电脑、test_phone.py 手机）
+
+PHONE, LAPTOP = {"width": 390, "height": 844}, {"width": 1280, "height": 900}
+MIN_PX = {390: 11, 1280: 12}
+
+# 每张图：正在显示的版式、最小的字在屏幕上有几个 CSS px；以及正文里不属于可交互图的 <img>
+MEASURE_JS = """async () => {
+  const out = [], stray = [];
+  for (const root of document.querySelectorAll('.tlx')) {
+    const img = root.querySelector('img');
+    root.scrollIntoView();
+    if (!img.complete) await new Promise(r => img.addEventListener('load', r, {once: true}));
+    const data = JSON.parse(root.querySelector('script.tlx-data').textContent);
+    const narrow = matchMedia(data.media).matches, layout = narrow ? 'narrow' : 'wide';
+    const urls = data.urls ? data.urls[layout] : [];
+    out.push({title: root.getAttribute('aria-label'), layout, natural: img.naturalWidth, shown: img.clientWidth,
+              text_px: data.text_px[layout], css_px: data.text_px[layout] * img.clientWidth / img.naturalWidth,
+              right_file: urls.some(u => img.currentSrc.endsWith(u.replace(/^(\\.\\.\\/)+/, '')))});
+  }
+  for (const img of document.querySelectorAll('main img, article img')) {
+    if (!img.closest('.tlx')) stray.push(img.getAttribute('src'));
+  }
+  return {figures: out, stray};
+}"""
+
+
+
+def figure_problems(found: dict, width: int, where: str) -> list[str]:
+    """``MEASURE_JS`` 量到的一页（``found``）在 ``width`` px 宽的屏幕上有什么问题：显示了另一种版式或别的文件、
+    最小的字不到 ``MIN_PX``、正文里有不是可交互图的 <img>。每条是一句中文。"""
+    problems, expected = [], "narrow" if width < 700 else "wide"
+    for fig in found["figures"]:
+        if fig["layout"] != expected or not fig["right_file"]:
+            problems.append(f"{where}「{fig['title']}」显示的是 {fig['layout']}（应为 {expected}）")
+        if fig["css_px"] < MIN_PX[width]:
+            problems.append(f"{where}「{fig['title']}」：最小的字 {fig['css_px']:.1f} px，要 ≥ {MIN_PX[width]}"
+                            f"（PNG 上 {fig['text_px']} px，图宽 {fig['natural']} px 显示成 {fig['shown']} px）")
+    if found["stray"]:
+        problems.append(f"{where}：正文里有不是可交互图（没有两种版式、量不出字号）的图片 {found['stray']}")
+    return problems
+
+
+def frame_names(site: Path = HTML) -> tuple[set[str], set[str]]:
+    """网站上宽版、窄版两套帧的文件名。"""
+    wide, narrow = set(), set()
+    for path in pages(site):
+        for blob in re.findall(r'<script type="application/json" class="tlx-data">(.*?)</script>',
+                               path.read_text(encoding="utf-8"), re.S):
+            data = json.loads(blob)
+            wide |= {u.split("/")[-1] for u in data["urls"]["wide"]}
+            narrow |= {u.split("/")[-1] for u in data["urls"]["narrow"]}
+    return wide, narrow
+
+
 # ---------------------------------------------------------------- 构建：一次测试运行只建一次
 
 BUILD_STAMP = ROOT / "_build" / ".site-test-build.json"
@@ -143,22 +198,82 @@ def _exclusive(lock_path: Path):
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
+# 仓库里建网站时不读的文件：只改了它们，建出来的还是同一个网站
+NOT_BOOK_INPUTS = ("tests/", "benchmarks/", ".ci/", "README.md", ".gitignore")
+
+
+def book_inputs(root: Path = ROOT) -> str | None:
+    """建网站读到的一切的摘要（十六进制 sha256）：git 知道的每个文件（跟踪的和没被忽略的新文件，``NOT_BOOK_INPUTS``
+    除外）的路径和内容，装好的每个 Python 包的版本，Python 的版本。第 10 章的模型文件被 .gitignore 忽略，
+    它们由 ``pretrained/registry.py`` 钉死的 sha256 决定（``dev.py`` 每次都核对），registry.py 在摘要里。
+    没有 git（下载的压缩包）时返回 None。"""
+    try:
+        listed = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=root,
+                                capture_output=True, check=True).stdout.decode("utf-8")
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    from importlib import metadata
+
+    h = hashlib.sha256()
+    for rel in sorted(set(listed.split("\0")) - {""}):
+        if rel.startswith(NOT_BOOK_INPUTS):
+            continue
+        path = root / rel
+        content = hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else "（已删除）"
+        h.update(f"{rel}\0{content}\n".encode())
+    for dist in sorted(f"{d.metadata['Name']}=={d.version}" for d in metadata.distributions()):
+        h.update(f"{dist}\n".encode())
+    h.update(sys.version.encode())
+    return h.hexdigest()
+
+
+def build_warnings(log: str) -> list[str]:
+    """构建日志里 jupyter-book 自己的警告。只看它的那一段：dev.py 在它前面可能先装依赖，pip 的提示（比如本机
+    pip 配置里不存在的额外索引）不是书的构建警告。"""
+    start = log.rfind("jupyter_book.cli.main")
+    return [line for line in (log[start:] if start >= 0 else log).splitlines() if "WARNING:" in line]
+
+
+def _built_at() -> int | None:
+    """``_build/html`` 最近一次建成的时刻：Sphinx 每次构建都重写 searchindex.js。"""
+    try:
+        return (HTML / "searchindex.js").stat().st_mtime_ns
+    except OSError:
+        return None
+
+
+def reusable(record: dict, run: str, inputs: str | None, built_at: int | None) -> bool:
+    """``_build/.site-test-build.json`` 里记下的那次构建（``record``）能不能给这一次测试运行（``run``）用：
+    同一次运行里别的进程建的，能；上一次运行建的，要零警告地建成、建网站读到的一切（``inputs``）没变、
+    ``_build/html`` 之后没被重建过（``built_at``）。"""
+    if record.get("run") == run:
+        return True
+    return (inputs is not None and record.get("inputs") == inputs and record.get("returncode") == 0
+            and not build_warnings(record.get("log", "")) and built_at is not None and record.get("built_at") == built_at)
+
+
 def build_site() -> tuple[int, str]:
     """用 README 里的命令 (``python dev.py book``) 构建网站，返回 (退出码, 日志)。
 
     同一次 pytest 运行里（包括 xdist 的各个工作进程）只真正构建一次：第一个进程构建并把结果记进
     ``_build/.site-test-build.json``，其余进程等它建完后读这个记录。
-    """
+
+    上一次测试建的网站，如果建的时候零警告、之后 ``_build/html`` 没有被别的构建改写、建网站读到的一切
+    （``book_inputs``）也都没变，就直接拿来测：同样的输入建出同样的网站（执行 notebook、画帧都是确定的），
+    只改了测试、基准脚本或 README 时不必再花几分钟重建。书里任何一个字、包里任何一行、任何一个依赖的版本变了，
+    都会重建。"""
     run = os.environ.get("PYTEST_XDIST_TESTRUNUID") or f"pid-{os.getpid()}"
     with _exclusive(ROOT / "_build" / ".site-test-build.lock"):
+        inputs = book_inputs()
         if BUILD_STAMP.exists():
             record = json.loads(BUILD_STAMP.read_text(encoding="utf-8"))
-            if record["run"] == run:
+            if reusable(record, run, inputs, _built_at()):
+                BUILD_STAMP.write_text(json.dumps({**record, "run": run}, ensure_ascii=False), encoding="utf-8")
                 return record["returncode"], record["log"]
         # stderr 并进 stdout，保持先后次序：pip 装依赖时的提示在 jupyter-book 的输出之前
         proc = subprocess.run([sys.executable, "dev.py", "book"], cwd=ROOT, stdout=subprocess.PIPE,
                               stderr=subprocess.STDOUT, text=True)
-        record = {"run": run, "returncode": proc.returncode, "log": proc.stdout}
+        record = {"run": run, "returncode": proc.returncode, "log": proc.stdout, "inputs": inputs, "built_at": _built_at()}
         BUILD_STAMP.write_text(json.dumps(record, ensure_ascii=False), encoding="utf-8")
         return record["returncode"], record["log"]
 
