@@ -90,6 +90,31 @@ def test_the_checks_catch_a_broken_notebook(lab):
     assert r.raw_myst == ["{dropdown}"]
 
 
+def test_only_the_known_server_race_excuses_a_500_in_the_console():
+    """jupyter_server 启动内核时的那处竞争（``lab_tools.SERVER_RACE_CONSOLE``）：记下几次这样的回应，就放过几条
+    500 的提示；别的报错、多出来的 500 照样算。"""
+    from types import SimpleNamespace
+
+    from lab_tools import SERVER_RACE_CONSOLE, LabReport, _server_race
+
+    def response(url, status=500, method="GET"):
+        return SimpleNamespace(url=url, status=status, request=SimpleNamespace(method=method))
+
+    assert _server_race(response("http://127.0.0.1:1/api/kernels?17")) and _server_race(response("http://h/api/kernels/ab"))
+    assert not any(_server_race(r) for r in (response("http://h/api/kernels?1", status=404),
+                                              response("http://h/api/kernels", method="POST"),
+                                              response("http://h/api/contents/notebooks/a.ipynb"),
+                                              response("http://h/api/kernels/ab/channels?session_id=1")))
+
+    line = f"{SERVER_RACE_CONSOLE} (Internal Server Error)"
+    report = LabReport("章", console=[line, "TypeError: x is undefined", line])
+    assert report.console_errors() == [line, "TypeError: x is undefined", line]
+    report.known_server_races = ["http://127.0.0.1:1/api/kernels?1"]
+    assert report.console_errors() == ["TypeError: x is undefined", line]
+    report.known_server_races.append("http://127.0.0.1:1/api/kernels/abc?2")
+    assert report.console_errors() == ["TypeError: x is undefined"]
+
+
 def test_a_run_that_stopped_early_counts_as_finished_and_one_that_never_started_does_not():
     """等待的规则（不需要浏览器）：Run All 停在报错或弹窗处也算"跑完"（测试再带着原因失败），不干等到超时；
     还在排队的、内核忙的、一个单元格都没执行的，都不算。页面上的指示灯卡在 busy、服务器却说内核空闲时，
