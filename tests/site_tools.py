@@ -176,6 +176,23 @@ def frame_names(site: Path = HTML) -> tuple[set[str], set[str]]:
     return wide, narrow
 
 
+# 浏览器里：等 MathJax 排完版，点开所有折叠块，数一数每个公式是否都变成了 mjx-container。
+MATH_REPORT_JS = """async () => {
+  if (window.MathJax && MathJax.startup && MathJax.startup.promise) { await MathJax.startup.promise; }
+  const drops = [...document.querySelectorAll('details')];
+  for (const d of drops) { d.open = true; }
+  for (const b of document.querySelectorAll('.toggle-hidden, button.toggle-button')) { b.click && b.click(); }
+  await new Promise(r => setTimeout(r, 300));
+  const math = [...document.querySelectorAll('.math')];
+  const bare = math.filter(m => !m.querySelector('mjx-container')).map(m => m.textContent.slice(0, 60));
+  const inDrops = drops.map(d => d.querySelectorAll('.math').length);
+  const renderedInDrops = drops.map(d => d.querySelectorAll('.math mjx-container').length);
+  const visible = drops.map(d => [...d.querySelectorAll('mjx-container')]
+      .filter(c => c.getBoundingClientRect().width > 0).length);
+  return {math: math.length, bare, drops: drops.length, inDrops, renderedInDrops, visible};
+}"""
+
+
 # ---------------------------------------------------------------- 构建：一次测试运行只建一次
 
 BUILD_STAMP = ROOT / "_build" / ".site-test-build.json"
@@ -221,7 +238,9 @@ def book_inputs(root: Path = ROOT) -> str | None:
         path = root / rel
         content = hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else "（已删除）"
         h.update(f"{rel}\0{content}\n".encode())
-    for dist in sorted(f"{d.metadata['Name']}=={d.version}" for d in metadata.distributions()):
+    # 去重：仓库根目录在 sys.path 上时（python -m pytest -n 0），可编辑安装留下的 transformer_lab.egg-info 会让本包
+    # 出现两次，xdist 的工作进程里却只有一次——同一份输入不能因为怎么启动 pytest 而算出两个摘要
+    for dist in sorted({f"{d.metadata['Name']}=={d.version}" for d in metadata.distributions()}):
         h.update(f"{dist}\n".encode())
     h.update(sys.version.encode())
     return h.hexdigest()

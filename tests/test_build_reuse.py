@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+import sys
 
 import pytest
 
@@ -46,3 +47,15 @@ def test_the_inputs_change_with_the_book_and_not_with_the_tests(tmp_path):
     (tmp_path / "notebooks" / "02.ipynb").write_text("{}", encoding="utf-8")  # 还没 git add 的新章也算
     assert book_inputs(tmp_path) not in (first, second)
     assert book_inputs(tmp_path / "没有这个目录") is None
+
+
+def test_the_inputs_do_not_depend_on_how_pytest_was_started(monkeypatch):
+    """``python -m pytest`` 把仓库根目录放上 sys.path，那里有可编辑安装的 transformer_lab.egg-info；xdist 的工作进程
+    没有。摘要必须一样，否则换个启动方式就白白重建网站。"""
+    from site_tools import ROOT
+
+    monkeypatch.setattr(sys, "path", [p for p in sys.path if p not in ("", str(ROOT))])
+    without = book_inputs()
+    monkeypatch.setattr(sys, "path", [str(ROOT), *sys.path])
+    assert without is not None and book_inputs() == without
+

@@ -4,8 +4,10 @@
 1. 静态：用 ``html.parser`` 读每一页构建出来的 HTML，去掉脚本、样式、数学公式的容器（交给 MathJax 的
    ``span.math`` / ``div.math``，以及 ``mjx-container``）和代码（``pre``、``code``：代码里本来就可以有 ``$``），
    剩下的就是读者看到的文字，在里面找原始标记。
-2. 浏览器：打开每一章，点开每个折叠块（小测验的答案、"深入一点"），断言每个公式都被 MathJax 排成了
-   ``mjx-container``——答案里的公式也要真的显示成公式。
+2. 浏览器：打开每一页，点开每个折叠块（小测验的答案、"深入一点"），断言每个公式都被 MathJax 排成了
+   ``mjx-container``——答案里的公式也要真的显示成公式。这一层在 ``test_site.py`` 的
+   ``test_math_renders_everywhere_including_opened_quiz_answers``：电脑上每一页只打开一次，顺便数公式
+   （``site_tools.MATH_REPORT_JS``）。
 
 ``test_the_detector_flags_the_old_chapter_1_quiz`` 证明检查能失败：旧的第 1 章把公式写在 ``<summary>`` 里，
 网页上显示成了 ``$T$``（``tests/fixtures/old_ch01_quiz.html`` 是从当时构建出的网页里截下来的）。
@@ -19,8 +21,6 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
-
-from site_tools import pages
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -153,39 +153,3 @@ def test_no_page_shows_raw_markup(site):
             where[name] = [context for _, context in found]
     assert problems == KNOWN_RAW_MARKUP, (
         f"网页上有没渲染的标记：{where}（已登记待修的：{KNOWN_RAW_MARKUP}；修好了就从 KNOWN_RAW_MARKUP 里删掉）")
-
-
-# 浏览器里：等 MathJax 排完版，点开所有折叠块，数一数每个公式是否都变成了 mjx-container。
-_MATH_REPORT_JS = """async () => {
-  if (window.MathJax && MathJax.startup && MathJax.startup.promise) { await MathJax.startup.promise; }
-  const drops = [...document.querySelectorAll('details')];
-  for (const d of drops) { d.open = true; }
-  for (const b of document.querySelectorAll('.toggle-hidden, button.toggle-button')) { b.click && b.click(); }
-  await new Promise(r => setTimeout(r, 300));
-  const math = [...document.querySelectorAll('.math')];
-  const bare = math.filter(m => !m.querySelector('mjx-container')).map(m => m.textContent.slice(0, 60));
-  const inDrops = drops.map(d => d.querySelectorAll('.math').length);
-  const renderedInDrops = drops.map(d => d.querySelectorAll('.math mjx-container').length);
-  const visible = drops.map(d => [...d.querySelectorAll('mjx-container')]
-      .filter(c => c.getBoundingClientRect().width > 0).length);
-  return {math: math.length, bare, drops: drops.length, inDrops, renderedInDrops, visible};
-}"""
-
-
-def _chapter_pages(site: Path) -> list[Path]:
-    return [p for p in pages(site) if p.parent.name == "notebooks"]
-
-
-def test_math_renders_everywhere_including_opened_quiz_answers(site, page):
-    checked_math = checked_drop_math = 0
-    for path in _chapter_pages(site):
-        page.goto(f"{page.base}/{path.relative_to(site).as_posix()}")
-        report = page.evaluate(_MATH_REPORT_JS)
-        checked_math += report["math"]
-        assert not report["bare"], f"{path.name} 上这些公式没有被 MathJax 排版：{report['bare']}"
-        assert report["inDrops"] == report["renderedInDrops"], (path.name, report)
-        for n_math, n_visible in zip(report["inDrops"], report["visible"]):
-            assert n_visible >= n_math, f"{path.name}：点开折叠块后公式看不见：{report}"
-        checked_drop_math += sum(report["inDrops"])
-    assert checked_math > 100, f"各章加起来只有 {checked_math} 个公式：这个检查几乎什么也没查到"
-    assert checked_drop_math > 0, "没有一个折叠块（小测验答案）里有公式：这个检查什么也没查到"

@@ -18,6 +18,27 @@ BANK = quiz.questions()
 PAGE = "book/self_test.html"
 
 
+@pytest.fixture(scope="module")
+def tab(browser, server):
+    """本文件的测试共用一个标签页：每个测试重新打开自测页（``_open``），页面的状态（答过的题、得分）就是新的；
+    共用的只是浏览器缓存，不必每个测试都把样式、脚本、公式字体重新下载一遍。"""
+    from site_tools import open_tab
+
+    shared = open_tab(browser, server)
+    yield shared
+    shared.context.close()
+
+
+@pytest.fixture
+def page(tab):
+    """覆盖 conftest.py 的 ``page``：同样在测试结束时断言没有外部请求、没有控制台报错，只是用共享的标签页。"""
+    tab.errors.clear()
+    tab.external.clear()
+    yield tab
+    assert not tab.external, f"页面试图访问外部地址：{tab.external}"
+    assert not tab.errors, f"浏览器控制台报错：{tab.errors}"
+
+
 def _open(page):
     page.goto(f"{page.base}/{PAGE}")
     page.wait_for_selector(".tlq[data-ready]")

@@ -21,6 +21,7 @@ from site_tools import (
     HTML,
     LAPTOP,
     LATIN_WORD,
+    MATH_REPORT_JS,
     MEASURE_JS,
     ROOT,
     TYPESET_JS,
@@ -90,6 +91,7 @@ class Visit:
     ui_text: list = field(default_factory=list)  # UI_TEXT_JS：[出处, 文字]
     violations: list = field(default_factory=list)  # axe 的每条违规，一句话
     figures: dict = field(default_factory=dict)  # MEASURE_JS
+    math: dict = field(default_factory=dict)  # MATH_REPORT_JS（点开了全部折叠块之后）
     requested: list = field(default_factory=list)  # 这一页请求过的网址
     errors: list = field(default_factory=list)  # 控制台报错、页面异常
     external: list = field(default_factory=list)  # 试图访问的外部地址
@@ -98,7 +100,8 @@ class Visit:
 @pytest.fixture(scope="module")
 def laptop(site, browser, server) -> dict[str, Visit]:
     """1280 px 宽的电脑上把每一页（正文、搜索页、索引页）打开一次：等加载完、公式排完，记下标题个数、界面文字、
-    axe-core 的检查结果（axe-playwright-python 自带的 axe.min.js，不联网），再把每张图滚进视野、量它的字号。"""
+    axe-core 的检查结果（axe-playwright-python 自带的 axe.min.js，不联网），再把每张图滚进视野、量它的字号，
+    最后点开每个折叠块、数一数公式有没有都排好。"""
     from axe_playwright_python.sync_playwright import Axe
 
     axe = Axe()
@@ -119,6 +122,7 @@ def laptop(site, browser, server) -> dict[str, Visit]:
             nodes = [n["html"][:120] for n in v["nodes"][:3]]
             visit.violations.append(f"{v['id']} ({v['impact']}): {v['help']} {nodes}")
         visit.figures = page.evaluate(MEASURE_JS)
+        visit.math = page.evaluate(MATH_REPORT_JS)  # 最后做：它点开每个折叠块
         page.wait_for_load_state("networkidle")
         visit.requested, visit.errors, visit.external = list(requested), list(page.errors), list(page.external)
         page.errors.clear()
@@ -173,6 +177,22 @@ def test_every_figure_reads_on_a_laptop(laptop):
     problems = [p for name, v in laptop.items() for p in figure_problems(v.figures, LAPTOP["width"], name)]
     assert sum(len(v.figures["figures"]) for v in laptop.values()) > 20
     assert not problems, "\n".join(problems)
+
+
+def test_math_renders_everywhere_including_opened_quiz_answers(laptop):
+    """每个公式都被 MathJax 排成了 mjx-container，点开的折叠块（小测验答案、"深入一点"）里的公式也看得见。
+    静态的那一层检查（网页文字里没有 ``$…$`` 之类的原始写法）在 test_rendered_markup.py。"""
+    checked_math = checked_drop_math = 0
+    for name, visit in laptop.items():
+        report = visit.math
+        checked_math += report["math"]
+        assert not report["bare"], f"{name} 上这些公式没有被 MathJax 排版：{report['bare']}"
+        assert report["inDrops"] == report["renderedInDrops"], (name, report)
+        for n_math, n_visible in zip(report["inDrops"], report["visible"]):
+            assert n_visible >= n_math, f"{name}：点开折叠块后公式看不见：{report}"
+        checked_drop_math += sum(report["inDrops"])
+    assert checked_math > 100, f"加起来只有 {checked_math} 个公式：这个检查几乎什么也没查到"
+    assert checked_drop_math > 0, "没有一个折叠块（小测验答案）里有公式：这个检查什么也没查到"
 
 
 def test_a_laptop_downloads_only_wide_frames(site, laptop):
