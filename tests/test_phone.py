@@ -63,13 +63,14 @@ def phone(site, browser, server) -> dict[str, PhoneVisit]:
     下载的字节一样，字号按 CSS px 量也一样，浏览器却少画八成多的像素。benchmarks/site_benchmarks.py 用像素比 3。"""
     visits = {}
     for path in pages(site):
+        rel = path.relative_to(site).as_posix()
         page = open_tab(browser, server, viewport=PHONE, is_mobile=True, has_touch=True)
-        first, whole = weigh(page, f"{server}/{path.relative_to(site).as_posix()}")
+        first, whole = weigh(page, f"{server}/{rel}")
         # 手机模拟下页面比屏幕宽时，浏览器会把布局视口撑宽，innerWidth 跟着变大：和屏幕的宽度比
         scroll_width = page.evaluate("() => document.documentElement.scrollWidth")
         wide = page.evaluate(WIDE_ELEMENTS_JS, PHONE["width"]) if scroll_width > PHONE["width"] else []
-        visits[path.relative_to(site).as_posix()] = PhoneVisit(first, whole, scroll_width, wide, page.evaluate(MEASURE_JS),
-                                       list(page.errors), list(page.external))
+        figures = page.evaluate(MEASURE_JS)
+        visits[rel] = PhoneVisit(first, whole, scroll_width, wide, figures, list(page.errors), list(page.external))
         page.context.close()
     return visits
 
