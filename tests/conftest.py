@@ -140,9 +140,14 @@ def browser():
         b.close()
 
 
-def _closed_clean(pg) -> None:
+def assert_clean(pg) -> None:
+    """``open_tab`` 开的标签页没有试图访问外部地址、控制台没有报错。"""
     assert not pg.external, f"页面试图访问外部地址：{pg.external}"
     assert not pg.errors, f"浏览器控制台报错：{pg.errors}"
+
+
+def _closed_clean(pg) -> None:
+    assert_clean(pg)
     pg.context.close()
 
 

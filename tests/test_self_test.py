@@ -14,6 +14,9 @@ import pytest
 
 from transformer_lab import chapters, quiz
 
+from conftest import assert_clean
+from site_tools import open_tab
+
 BANK = quiz.questions()
 PAGE = "book/self_test.html"
 
@@ -22,8 +25,6 @@ PAGE = "book/self_test.html"
 def tab(browser, server):
     """本文件的测试共用一个标签页：每个测试重新打开自测页（``_open``），页面的状态（答过的题、得分）就是新的；
     共用的只是浏览器缓存，不必每个测试都把样式、脚本、公式字体重新下载一遍。"""
-    from site_tools import open_tab
-
     shared = open_tab(browser, server)
     yield shared
     shared.context.close()
@@ -35,8 +36,7 @@ def page(tab):
     tab.errors.clear()
     tab.external.clear()
     yield tab
-    assert not tab.external, f"页面试图访问外部地址：{tab.external}"
-    assert not tab.errors, f"浏览器控制台报错：{tab.errors}"
+    assert_clean(tab)
 
 
 def _open(page):
