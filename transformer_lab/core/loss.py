@@ -64,7 +64,12 @@ def cross_entropy(logits: np.ndarray, targets: np.ndarray) -> np.floating:
     logits, targets = _check_ce(logits, targets)
     log_p = log_softmax_unchecked(logits)  # (..., V)
     picked = np.take_along_axis(log_p, targets[..., None], axis=-1)  # (..., 1)
-    loss = -(picked / picked.size).sum() + 0.0  # ()；先除以 N 再求和：每项都很大时和也不会溢出；+ 0.0 把 -0.0 变成 0.0
+    # ()；先按绝对值最大的一项缩放、求平均，再乘回去：每一项都接近 1.8e308 时，直接求和会溢出，先各除以 N 再求和
+    # 也会因舍入超出上限一点点（三项各 -6e307）。缩放后每项都在 [-1, 0]，平均值乘回去不会比最大的一项更大。
+    # 全是 0（不用缩放）或有 -inf（log-softmax 已经溢出，下面 finite_result 报错）时不缩放。
+    scale = np.abs(picked).max()
+    scale = scale if 0 < scale < np.inf else picked.dtype.type(1)
+    loss = -(picked / scale).mean() * scale + 0.0  # + 0.0 把 -0.0 变成 0.0
     return check.finite_result(loss, "交叉熵损失", "正确答案的打分比最高分低了超过 1.8e308，-log 概率无法表示。")
 
 
