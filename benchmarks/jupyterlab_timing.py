@@ -21,7 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 import nbformat  # noqa: E402
 from nbclient import NotebookClient  # noqa: E402
 
-from lab_tools import NOTEBOOKS, LabReport, jupyterlab, open_notebook, wait_all_done  # noqa: E402
+from lab_tools import NOTEBOOKS, jupyterlab, open_notebook, open_page, wait_all_done  # noqa: E402
 from site_tools import CHROMIUM_ARGS, NO_CHROMIUM, chromium_path  # noqa: E402
 
 
@@ -70,8 +70,9 @@ def main(selected: list[str]) -> None:
         browser = pw.chromium.launch(executable_path=path, args=CHROMIUM_ARGS)
         for nb_path in chapters:
             context = browser.new_context(viewport={"width": 1280, "height": 900})
-            page, started = open_notebook(context, base, nb_path, LabReport(nb_path.stem))  # 内核就绪后点 Run All
-            lab_s = wait_all_done({nb_path.stem: page}, {nb_path.stem: started}, base)[nb_path.stem]
+            page, _ = open_page(context, base)
+            view, started = open_notebook(page, base, nb_path)  # 内核就绪后点 Run All
+            lab_s = wait_all_done({nb_path.stem: view}, {nb_path.stem: started}, base, poll_s=0.1)[nb_path.stem]
             image_s = first_image_seconds(page)
             context.close()
             ref_s = headless_seconds(nb_path)

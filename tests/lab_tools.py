@@ -4,7 +4,8 @@ MyST、弹窗），写成一份 ``LabReport``。断言在 ``test_jupyterlab.py``
 
 JupyterLab 的启动选项和 ``python dev.py lab`` 相同（``dev.LAB_OPTIONS``：项目自己的设置默认值、仓库根目录），
 另加几项只属于测试的：随机端口、不要 token、一次性的配置/运行时/用户设置/工作区目录，以及关掉自动保存
-（Run All 改了 notebook 的输出，测试不能把它们写回仓库），检查点 (.ipynb_checkpoints) 也放进一次性目录。
+（Run All 改了 notebook 的输出，测试不能把它们写回仓库），检查点 (.ipynb_checkpoints) 也放进一次性目录；
+还让页面露出 ``window.jupyterapp``（``expose_app_in_browser``），好在一页里打开几章、切换标签。
 """
 
 from __future__ import annotations
@@ -86,7 +87,8 @@ def jupyterlab(tmp: Path):
     cmd = [sys.executable, "-m", "jupyterlab", *dev_module().LAB_OPTIONS, "--no-browser", "--ip=127.0.0.1",
            f"--port={port}", "--ServerApp.token=", "--ServerApp.password=", "--ServerApp.port_retries=0",
            f"--LabApp.user_settings_dir={dirs['user-settings']}", f"--LabApp.workspaces_dir={dirs['workspaces']}",
-           f"--FileCheckpoints.checkpoint_dir={dirs['checkpoints']}"]  # 检查点也不落在仓库里
+           f"--FileCheckpoints.checkpoint_dir={dirs['checkpoints']}",  # 检查点也不落在仓库里
+           "--LabApp.expose_app_in_browser=True"]  # window.jupyterapp：在同一页里再打开一个 notebook、切换标签
     if hasattr(os, "geteuid") and os.geteuid() == 0:  # CI 以 root 运行
         cmd.append("--allow-root")
     log = open(tmp / "jupyterlab.log", "w", encoding="utf-8")
@@ -143,11 +145,31 @@ class SliderMove:
 
 
 @dataclass
+class LabPage:
+    """一个标签页里记下的、不属于哪一个 notebook 的东西：控制台报错、外部请求、服务器那处竞争的回应。
+    同一页里的几个 notebook 共用一份。"""
+
+    console: list[str] = field(default_factory=list)
+    known_server_races: list[str] = field(default_factory=list)  # 见 SERVER_RACE_CONSOLE
+    external: list[str] = field(default_factory=list)
+
+    def console_errors(self) -> list[str]:
+        """控制台报错，去掉白名单里的，再去掉和 ``known_server_races`` 一样多条的 500 提示。"""
+        errors = [m for m in self.console if not any(allowed in m for allowed in CONSOLE_ALLOWED)]
+        for _ in self.known_server_races:
+            race = next((m for m in errors if m.startswith(SERVER_RACE_CONSOLE)), None)
+            if race is not None:
+                errors.remove(race)
+        return errors
+
+
+@dataclass
 class LabReport:
     """一个 notebook 在 JupyterLab 里 Run All 之后，读者看到的东西。"""
 
     name: str
     expected: list[int] = field(default_factory=list)  # 每张可交互图的滑块个数（来自存档里的预览）
+    page: LabPage = field(default_factory=LabPage)  # 它所在的标签页（和同一页里的别的 notebook 共用）
     run_seconds: float = 0.0
     cells: int = 0  # 代码单元格个数
     cells_run: int = 0  # 其中有执行编号的（Run All 之后应该等于 cells）
@@ -160,70 +182,100 @@ class LabReport:
     error_outputs: list[str] = field(default_factory=list)
     raw_myst: list[str] = field(default_factory=list)
     dialogs: list[str] = field(default_factory=list)
-    console: list[str] = field(default_factory=list)
-    known_server_races: list[str] = field(default_factory=list)  # 见 SERVER_RACE_CONSOLE
-    external: list[str] = field(default_factory=list)
     menu: str = ""
     folded_dropdowns: int = 0
     dropdown_opens: bool = False
 
-    def console_errors(self) -> list[str]:
-        """控制台报错，去掉白名单里的，再去掉和 ``known_server_races`` 一样多条的 500 提示。"""
-        errors = [m for m in self.console if not any(allowed in m for allowed in CONSOLE_ALLOWED)]
-        for _ in self.known_server_races:
-            race = next((m for m in errors if m.startswith(SERVER_RACE_CONSOLE)), None)
-            if race is not None:
-                errors.remove(race)
-        return errors
+
+@dataclass
+class Opened:
+    """标签页 ``page`` 里打开着的一个 notebook：``root`` 是它那一块（NotebookPanel）的 CSS 选择器。"""
+
+    page: object
+    root: str
+    panel_id: str
+
+    def locator(self, selector: str):
+        return self.page.locator(f"{self.root} {selector}")
+
+    def activate(self) -> None:
+        """切到这个 notebook 的标签（同一页里别的 notebook 藏起来），菜单命令和按键都落到它上面。"""
+        self.page.evaluate(_ACTIVATE_JS, self.panel_id)
 
 
-# 页面里收集状态的脚本（都只读 DOM）
-_STATE_JS = """() => {
-  const status = document.querySelector('.jp-Notebook-ExecutionIndicator');
-  const prompts = [...document.querySelectorAll('.jp-CodeCell .jp-InputPrompt')].map(p => p.textContent.trim());
+# 页面里收集状态的脚本（都只读 DOM）。``root`` 是一个 notebook 那一块的选择器；弹窗、菜单属于整页。
+# _STATE_JS 一次读完同一页里几个 notebook（``roots``）的状态：等待时每一轮每页只往返一次。
+_STATE_JS = """roots => roots.map(root => {
+  const nb = document.querySelector(root);
+  const status = nb.querySelector('.jp-Notebook-ExecutionIndicator');
+  const prompts = [...nb.querySelectorAll('.jp-CodeCell .jp-InputPrompt')].map(p => p.textContent.trim());
   return {
     status: status ? status.getAttribute('data-status') : null,
     cells: prompts.length,
     numbered: prompts.filter(p => /^\\[\\d+\\]/.test(p)).length,
     queued: prompts.filter(p => p.startsWith('[*]')).length,
-    errors: document.querySelectorAll('.jp-OutputArea-output[data-mime-type="application/vnd.jupyter.error"]').length,
+    errors: nb.querySelectorAll('.jp-OutputArea-output[data-mime-type="application/vnd.jupyter.error"]').length,
     dialogs: [...document.querySelectorAll('.jp-Dialog')].map(e => e.textContent.trim().slice(0, 300)),
   };
-}"""
-_OUTPUTS_JS = """() => {
-  const text = sel => [...document.querySelectorAll(sel)].map(e => e.textContent.trim().slice(0, 300));
+})"""
+_OUTPUTS_JS = """root => {
+  const nb = document.querySelector(root);
+  const text = sel => [...nb.querySelectorAll(sel)].map(e => e.textContent.trim().slice(0, 300));
   return {
     stderr: text('.jp-OutputArea-output[data-mime-type="application/vnd.jupyter.stderr"]'),
     errors: text('.jp-OutputArea-output[data-mime-type="application/vnd.jupyter.error"]'),
-    widgetErrors: document.querySelectorAll('.jupyter-widgets-error-widget').length,
-    markdown: [...document.querySelectorAll('.jp-MarkdownCell .jp-MarkdownOutput, .jp-MarkdownCell .myst')]
+    widgetErrors: nb.querySelectorAll('.jupyter-widgets-error-widget').length,
+    markdown: [...nb.querySelectorAll('.jp-MarkdownCell .jp-MarkdownOutput, .jp-MarkdownCell .myst')]
                 .map(e => e.textContent),
     dialogs: [...document.querySelectorAll('.jp-Dialog, .Toastify__toast, .jp-toast')].map(e => e.textContent.trim()),
     menu: [...document.querySelectorAll('.lm-MenuBar-itemLabel')].map(e => e.textContent).join(' '),
-    dropdowns: [...document.querySelectorAll('.jp-MarkdownCell details')].map(d => d.open),
+    dropdowns: [...nb.querySelectorAll('.jp-MarkdownCell details')].map(d => d.open),
   };
 }"""
+# 找到打开 ``path`` 的那一块，给它的节点记上名字（之后的选择器靠它），返回它的 id；还没打开时返回 null。
+# window.jupyterapp 要有 --LabApp.expose_app_in_browser（只在测试里开）。
+_MARK_PANEL_JS = """([path, name]) => {
+  const app = window.jupyterapp;
+  if (!app) return null;
+  for (const w of app.shell.widgets('main')) {
+    if (w.context && w.context.path === path) { w.node.dataset.tlNotebook = name; return w.id; }
+  }
+  return null;
+}"""
+_ACTIVATE_JS = "id => { window.jupyterapp.shell.activateById(id); }"
 
 
-def open_notebook(context, base: str, path: Path, report: LabReport):
-    """在新标签页里打开 notebook（每个 notebook 一个工作区，几个标签页互不打扰），等内核就绪，点 Run All。
+def open_page(context, base: str) -> tuple[object, LabPage]:
+    """新标签页：记下控制台报错、服务器那处竞争的回应，拦下外部请求。"""
+    page, log = context.new_page(), LabPage()
+    page.on("console", lambda m: log.console.append(m.text) if m.type == "error" else None)
+    page.on("pageerror", lambda e: log.console.append(f"pageerror: {e} {e.stack or ''}"[:600]))
+    page.on("response", lambda r: log.known_server_races.append(r.url) if _server_race(r) else None)
+    block_outside(page, base, log.external)
+    return page, log
 
-    返回 ``(page, 点击的时刻)``（``time.monotonic()``）。"""
-    page = context.new_page()
-    page.on("console", lambda m: report.console.append(m.text) if m.type == "error" else None)
-    page.on("pageerror", lambda e: report.console.append(f"pageerror: {e} {e.stack or ''}"[:600]))
-    page.on("response", lambda r: report.known_server_races.append(r.url) if _server_race(r) else None)
-    block_outside(page, base, report.external)
+
+def open_notebook(page, base: str, path: Path, workspace: str = "tests") -> tuple[Opened, float]:
+    """在标签页 ``page`` 里打开 notebook，等内核就绪，点 Run All。页面还是空的就先载入 JupyterLab（工作区
+    ``workspace``），已经载入了就像读者在文件浏览器里双击那样再打开一个（docmanager:open）：一页里开几个
+    notebook 只启动一次 JupyterLab 的前端。
+
+    返回 ``(Opened, 点击的时刻)``（``time.monotonic()``）。"""
     rel = path.relative_to(ROOT).as_posix()
-    page.goto(f"{base}/lab/workspaces/{path.stem}/tree/{rel}")
-    page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=120_000)
-    page.wait_for_function("() => (document.querySelector('.jp-Notebook-ExecutionIndicator') || {})"
-                           ".getAttribute && document.querySelector('.jp-Notebook-ExecutionIndicator')"
-                           ".getAttribute('data-status') === 'idle'", timeout=120_000)
+    if page.url.startswith(base):
+        page.evaluate("p => { window.jupyterapp.commands.execute('docmanager:open', {path: p}); }", rel)
+    else:
+        page.goto(f"{base}/lab/workspaces/{workspace}/tree/{rel}")
+    panel_id = page.wait_for_function(_MARK_PANEL_JS, arg=[rel, path.stem], timeout=120_000).json_value()
+    view = Opened(page, f'[data-tl-notebook="{path.stem}"]', panel_id)
+    page.wait_for_selector(f"{view.root} .jp-Cell", timeout=120_000)
+    page.wait_for_function("root => { const s = document.querySelector(root + ' .jp-Notebook-ExecutionIndicator');"
+                           " return s && s.getAttribute('data-status') === 'idle'; }", arg=view.root, timeout=120_000)
     _wait_connected(page, base, path.stem)
     clicked = time.monotonic()
+    view.activate()
     _run_all(page)
-    return page, clicked
+    return view, clicked
 
 
 def _wait_connected(page, base: str, name: str, timeout_s: float = 120) -> None:
@@ -285,24 +337,30 @@ def _finished(state: dict) -> bool:
             and (state["numbered"] == state["cells"] or state["errors"] > 0 or bool(state["dialogs"])))
 
 
-def wait_all_done(pages: dict, started: dict, base: str, timeout_s: float = 600,
-                  stall_s: float = 60, retries: int = 2) -> dict[str, float]:
-    """轮流查看每个标签页，直到它们都跑完（见 ``_finished``）；返回各自用了几秒（从点下 Run All 算起）。
+def wait_all_done(views: dict[str, Opened], started: dict, base: str, timeout_s: float = 600,
+                  stall_s: float = 60, retries: int = 2, poll_s: float = 0.5) -> dict[str, float]:
+    """每隔 ``poll_s`` 秒查看每个 notebook，直到它们都跑完（见 ``_finished``）；返回各自用了几秒（从点下 Run All
+    算起，精确到 ``poll_s``）。
 
     Run All 偶尔没接上或半路停下（见 ``_stalled``）：这样的状态 ``stall_s`` 秒没有变化，就再点一次 Run All，
     最多补点 ``retries`` 次（从头重跑不改变结果：每章的随机数都由固定的种子给出）。超时的报错写明每个没跑完的
     notebook 停在哪里。"""
     done: dict[str, float] = {}
-    clicks = dict.fromkeys(pages, 0)
+    clicks = dict.fromkeys(views, 0)
     last_change, seen = dict(started), {}
     deadline = time.monotonic() + timeout_s
-    while len(done) < len(pages):
+    while len(done) < len(views):
         states = {}
         states_now = {name: kernel["execution_state"] for name, kernel in kernels(base).items()}
-        for name, page in pages.items():
-            if name in done:
-                continue
-            states[name] = state = {**page.evaluate(_STATE_JS), "kernel": states_now.get(name)}
+        waiting = [name for name in views if name not in done]
+        on_page: dict[object, list[str]] = {}
+        for name in waiting:
+            on_page.setdefault(views[name].page, []).append(name)
+        for page, names in on_page.items():
+            for name, state in zip(names, page.evaluate(_STATE_JS, [views[n].root for n in names])):
+                states[name] = {**state, "kernel": states_now.get(name)}
+        for name in waiting:
+            view, state = views[name], states[name]
             progress = (state["numbered"], state["queued"], state["kernel"], state["status"])
             if seen.get(name) != progress:
                 seen[name], last_change[name] = progress, time.monotonic()
@@ -311,12 +369,13 @@ def wait_all_done(pages: dict, started: dict, base: str, timeout_s: float = 600,
             elif _stalled(state) and clicks[name] < retries and time.monotonic() - last_change[name] > stall_s:
                 clicks[name] += 1
                 last_change[name] = time.monotonic()
-                page.bring_to_front()
-                _run_all(page)
+                view.page.bring_to_front()
+                view.activate()
+                _run_all(view.page)
         if time.monotonic() > deadline:
             raise AssertionError(f"这些 notebook 在 {timeout_s:.0f} 秒内没跑完（页面状态；补点过 Run All 的次数 "
                                  f"{ {n: c for n, c in clicks.items() if c} }）：{states}")
-        next(iter(pages.values())).wait_for_timeout(250)  # 等的同时让 Playwright 处理各页的 page.route 回调
+        next(iter(views.values())).page.wait_for_timeout(poll_s * 1000)  # 等的同时让 Playwright 处理各页的 page.route 回调
     return done
 
 
@@ -370,11 +429,12 @@ def _press(page, handle, key: str, tries: int = 2) -> None:
             page.wait_for_timeout(50)
 
 
-def move_sliders(page, report: LabReport, timeout_s: float = 40) -> None:
+def move_sliders(view: Opened, report: LabReport, timeout_s: float = 40) -> None:
     """每张活图的每个滑块：聚焦滑块的手柄，按 End（已经在最右就按 Home），看图的像素有没有变（最多等 ``timeout_s`` 秒）。"""
     if report.dialogs:
         return
-    widgets = page.locator(".jp-OutputArea-output .widget-vbox").filter(has=page.locator("img.widget-image"))
+    page = view.page
+    widgets = view.locator(".jp-OutputArea-output .widget-vbox").filter(has=page.locator("img.widget-image"))
     for i in range(widgets.count()):
         widget = widgets.nth(i)
         widget.scroll_into_view_if_needed()
@@ -389,15 +449,16 @@ def move_sliders(page, report: LabReport, timeout_s: float = 40) -> None:
             report.moves.append(SliderMove(i, j, key, changed, seconds))
 
 
-def inspect(page, report: LabReport) -> None:
+def inspect(view: Opened, report: LabReport) -> None:
     """Run All 之后：活图、控件报错、stderr、没渲染的 MyST、弹窗、菜单语言、小测验折叠。"""
-    images = page.locator(".jp-OutputArea-output img.widget-image")
-    state = page.evaluate(_STATE_JS)
+    page = view.page
+    images = view.locator(".jp-OutputArea-output img.widget-image")
+    state = page.evaluate(_STATE_JS, [view.root])[0]
     report.cells, report.cells_run = state["cells"], state["numbered"]
     report.live_images = sum(1 for k in range(images.count())
                              if images.nth(k).evaluate("img => img.complete && img.naturalWidth > 0"))
     report.image_names = [images.nth(k).evaluate("img => img.title") for k in range(images.count())]
-    state = page.evaluate(_OUTPUTS_JS)
+    state = page.evaluate(_OUTPUTS_JS, view.root)
     report.widget_errors = state["widgetErrors"]
     report.stderr_outputs, report.error_outputs = state["stderr"], state["errors"]
     report.raw_myst = sorted({m for text in state["markdown"] for m in RAW_MYST if m in text})
@@ -405,27 +466,34 @@ def inspect(page, report: LabReport) -> None:
     report.folded_dropdowns = sum(1 for is_open in state["dropdowns"] if not is_open)
     if report.dialogs:  # 弹窗挡住了页面：不再点击（否则只会超时），让测试带着弹窗的文字失败
         return
-    summaries = page.locator(".jp-MarkdownCell details > summary")
+    summaries = view.locator(".jp-MarkdownCell details > summary")
     if summaries.count():  # 点开第一道题，答案要真的展开
         summaries.first.scroll_into_view_if_needed()
         summaries.first.click()
-        report.dropdown_opens = page.locator(".jp-MarkdownCell details").first.evaluate("d => d.open")
+        report.dropdown_opens = view.locator(".jp-MarkdownCell details").first.evaluate("d => d.open")
 
 
-def run_in_lab(context, base: str, paths: list[Path], frame_timeout_s: dict[str, float] | None = None) -> dict[str, LabReport]:
+def run_in_lab(context, base: str, groups: list[list[Path]],
+               frame_timeout_s: dict[str, float] | None = None) -> dict[str, LabReport]:
     """在同一个 JupyterLab 里同时打开并运行这些 notebook（内核并行地跑），然后逐个检查、拖动滑块。
+
+    ``groups`` 里每一组 notebook 开在同一个标签页里（像读者在一个 JupyterLab 窗口里开着好几章），一页只启动一次
+    前端：前端启动一次要好几秒 CPU，一章一页时十一页光启动就占了这个测试的三分之一。各组之间互不相干
+    （反证 notebook 单独一页，它故意引出的控制台报错不会算到各章头上）。
 
     ``frame_timeout_s``：{notebook 名: 拖动滑块后最多等几秒换图}，没写的等 40 秒。反证 notebook 里那张图拖了本来就
     不会变，给它几秒就够了（活的滑块换图不到半秒），不必每次干等 40 秒。"""
-    reports = {p.stem: LabReport(p.stem, expected=expected_explorables(p)) for p in paths}
-    pages, clicked = {}, {}
-    for p in paths:
-        pages[p.stem], clicked[p.stem] = open_notebook(context, base, p, reports[p.stem])
-    for name, seconds in wait_all_done(pages, clicked, base).items():
+    reports, views, clicked = {}, {}, {}
+    for number, paths in enumerate(groups):
+        page, log = open_page(context, base)
+        for p in paths:
+            reports[p.stem] = LabReport(p.stem, expected=expected_explorables(p), page=log)
+            views[p.stem], clicked[p.stem] = open_notebook(page, base, p, workspace=f"tests-{number}")
+    for name, seconds in wait_all_done(views, clicked, base).items():
         reports[name].run_seconds = seconds
-    for name, page in pages.items():
-        page.bring_to_front()
-        inspect(page, reports[name])
-        move_sliders(page, reports[name], (frame_timeout_s or {}).get(name, 40))
-        page.close()
+    for name, view in views.items():
+        view.page.bring_to_front()
+        view.activate()
+        inspect(view, reports[name])
+        move_sliders(view, reports[name], (frame_timeout_s or {}).get(name, 40))
     return reports

@@ -12,7 +12,8 @@
 ``test_the_checks_catch_a_broken_notebook`` 用 ``tests/fixtures/lab_broken.ipynb`` 证明这些检查会失败：
 它换回有 tooltip 缺陷的原版 ``ipywidgets.Image``、放一张拖了也不变的图、一个 ``{term}`` 角色和一段原始写法。
 
-所有 notebook 在同一个 JupyterLab 里同时运行（各自一个内核、一个标签页）。找不到 Chromium 时跳过。
+所有 notebook 在同一个 JupyterLab 里同时运行（各自一个内核）：各章开在同一个标签页里（像读者在一个窗口里开着
+好几章，前端只启动一次），反证 notebook 另开一页。找不到 Chromium 时跳过。
 """
 
 from __future__ import annotations
@@ -42,7 +43,7 @@ def lab(browser, tmp_path_factory):
     warm_stored_runs()
     with jupyterlab(tmp_path_factory.mktemp("jupyterlab")) as base:
         context = browser.new_context(viewport={"width": 1280, "height": 900})
-        reports = run_in_lab(context, base, [*NOTEBOOKS, FIXTURE], frame_timeout_s={FIXTURE.stem: 5})
+        reports = run_in_lab(context, base, [NOTEBOOKS, [FIXTURE]], frame_timeout_s={FIXTURE.stem: 5})
         context.close()
     return reports, before, _digest([*NOTEBOOKS, FIXTURE])
 
@@ -62,10 +63,17 @@ def test_chapter_runs_in_jupyterlab(lab, name):
     assert not frozen, f"{name}：这些滑块拖动后图没有变：{frozen}"
     assert r.widget_errors == 0, f"{name}：{r.widget_errors} 个控件显示 “Click to show javascript error”"
     assert not r.stderr_outputs, f"{name}：{r.stderr_outputs}"
-    assert not r.console_errors(), f"{name}：浏览器控制台报错：{r.console_errors()[:5]}"
     assert not r.raw_myst, f"{name}：渲染后的文字里有 MyST 原始写法 {r.raw_myst}"
     assert r.folded_dropdowns > 0 and r.dropdown_opens, f"{name}：小测验没有折叠，或点开后没有展开"
-    assert not r.external, f"{name}：页面请求了外部地址：{r.external[:5]}"
+
+
+def test_no_console_errors_and_no_outside_requests(lab):
+    """各章开在同一个标签页里，控制台和网络请求是它们共用的：整页没有报错（白名单见 ``CONSOLE_ALLOWED``）、
+    没有请求 127.0.0.1 以外的地址。"""
+    log = lab[0][CHAPTERS[0]].page
+    assert all(lab[0][name].page is log for name in CHAPTERS)
+    assert not log.console_errors(), f"浏览器控制台报错：{log.console_errors()[:5]}"
+    assert not log.external, f"页面请求了外部地址：{log.external[:5]}"
 
 
 def test_jupyterlab_speaks_chinese(lab):
@@ -85,8 +93,9 @@ def test_the_checks_catch_a_broken_notebook(lab):
     assert r.widget_errors == 1  # 原版 ipywidgets.Image + tooltip：前端读 description.length 出错
     assert r.live_images == 1  # 只有那张"不会动的图"是活的
     assert [m.changed for m in r.moves] == [False]  # 它的滑块拖了也不换像素
-    assert any("Cross reference target was not found: term-词元" in m for m in r.console_errors())
-    assert any("Could not create a view for model id" in m for m in r.console_errors())
+    assert r.page is not lab[0][CHAPTERS[0]].page  # 单独一页：它的报错不算到各章头上
+    assert any("Cross reference target was not found: term-词元" in m for m in r.page.console_errors())
+    assert any("Could not create a view for model id" in m for m in r.page.console_errors())
     assert r.raw_myst == ["{dropdown}"]
 
 
@@ -95,7 +104,7 @@ def test_only_the_known_server_race_excuses_a_500_in_the_console():
     500 的提示；别的报错、多出来的 500 照样算。"""
     from types import SimpleNamespace
 
-    from lab_tools import SERVER_RACE_CONSOLE, LabReport, _server_race
+    from lab_tools import SERVER_RACE_CONSOLE, LabPage, _server_race
 
     def response(url, status=500, method="GET"):
         return SimpleNamespace(url=url, status=status, request=SimpleNamespace(method=method))
@@ -107,7 +116,7 @@ def test_only_the_known_server_race_excuses_a_500_in_the_console():
                                               response("http://h/api/kernels/ab/channels?session_id=1")))
 
     line = f"{SERVER_RACE_CONSOLE} (Internal Server Error)"
-    report = LabReport("章", console=[line, "TypeError: x is undefined", line])
+    report = LabPage(console=[line, "TypeError: x is undefined", line])
     assert report.console_errors() == [line, "TypeError: x is undefined", line]
     report.known_server_races = ["http://127.0.0.1:1/api/kernels?1"]
     assert report.console_errors() == ["TypeError: x is undefined", line]
