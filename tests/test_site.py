@@ -4,8 +4,8 @@ test_search.py，手机上的在 test_phone.py。
 
 浏览器测试用 Playwright 驱动系统里的 Chromium（不下载浏览器）；找不到 Chromium 时跳过并说明怎么装。
 构建和浏览器的 fixture 在 conftest.py（一次测试运行只构建一次）。每一页在电脑宽度上只打开一次
-（``laptop``：一次把离线、报错、界面文字、axe、图的字号都记下来），各个测试再分别检查记下的东西——
-以前每个测试各自把十八页打开一遍。
+（``laptop``：一次把离线、报错、界面文字、axe、图的字号、键盘和鼠标、公式都记下来），各个测试再分别检查
+记下的东西——以前每个测试各自把十八页打开一遍。
 """
 
 from __future__ import annotations
@@ -72,12 +72,11 @@ def test_explorable_frames_are_served_as_site_files(site):
 
 # ---------------------------------------------------------------- 电脑上每一页只打开一次
 
-def _open(page, site, path: Path, idle: bool = True) -> None:
-    """打开一页，等它加载完（``idle``：还要等网络静下来）、公式排完；搜索页带上一个查询，让结果列表和摘要也在页面上。"""
+def _open(page, site, path: Path) -> None:
+    """打开一页，等它加载完、网络静下来、公式排完；搜索页带上一个查询，让结果列表和摘要也在页面上。"""
     query = "?q=%E6%B3%A8%E6%84%8F%E5%8A%9B" if path.name == "search.html" else ""  # 注意力
     page.goto(f"{page.base}/{path.relative_to(site).as_posix()}{query}")
-    if idle:
-        page.wait_for_load_state("networkidle")
+    page.wait_for_load_state("networkidle")
     page.evaluate(TYPESET_JS)
     if query:
         page.wait_for_function("() => (document.querySelector('#search-results p.search-summary') || {}).innerText")
@@ -92,6 +91,8 @@ class Visit:
     violations: list = field(default_factory=list)  # axe 的每条违规，一句话
     figures: dict = field(default_factory=dict)  # MEASURE_JS
     math: dict = field(default_factory=dict)  # MATH_REPORT_JS（点开了全部折叠块之后）
+    controls: dict = field(default_factory=dict)  # 正文页：键盘和鼠标试过的 {"slider": 个数, "quiz": 个数}
+    control_problems: list = field(default_factory=list)  # 试的时候发现的问题，一条一句
     requested: list = field(default_factory=list)  # 这一页请求过的网址
     errors: list = field(default_factory=list)  # 控制台报错、页面异常
     external: list = field(default_factory=list)  # 试图访问的外部地址
@@ -101,7 +102,8 @@ class Visit:
 def laptop(site, browser, server) -> dict[str, Visit]:
     """1280 px 宽的电脑上把每一页（正文、搜索页、索引页）打开一次：等加载完、公式排完，记下标题个数、界面文字、
     axe-core 的检查结果（axe-playwright-python 自带的 axe.min.js，不联网），再把每张图滚进视野、量它的字号，
-    最后点开每个折叠块、数一数公式有没有都排好。"""
+    然后在正文页上只用键盘、再用鼠标试每个滑块和小测验（``_keyboard_and_mouse``：从合着的小测验开始，所以在
+    量图之后、点开折叠块之前），最后点开每个折叠块、数一数公式有没有都排好。"""
     from axe_playwright_python.sync_playwright import Axe
 
     axe = Axe()
@@ -113,7 +115,7 @@ def laptop(site, browser, server) -> dict[str, Visit]:
                else r.fulfill(status=200, content_type="text/css", body=basic_css))
     requested: list[str] = []
     page.on("request", lambda r: requested.append(r.url))
-    visits = {}
+    visits, chapters = {}, set(pages(site))
     for path in all_pages(site):
         requested.clear()
         _open(page, site, path)
@@ -122,6 +124,8 @@ def laptop(site, browser, server) -> dict[str, Visit]:
             nodes = [n["html"][:120] for n in v["nodes"][:3]]
             visit.violations.append(f"{v['id']} ({v['impact']}): {v['help']} {nodes}")
         visit.figures = page.evaluate(MEASURE_JS)
+        if path in chapters:
+            visit.controls, visit.control_problems = _keyboard_and_mouse(page, path.name)
         visit.math = page.evaluate(MATH_REPORT_JS)  # 最后做：它点开每个折叠块
         page.wait_for_load_state("networkidle")
         visit.requested, visit.errors, visit.external = list(requested), list(page.errors), list(page.external)
@@ -299,27 +303,39 @@ def _check_slider(page, slider, where: str) -> None:
         thumb_x = box["x"] + box["width"] * int(state()[4]) / n
         page.mouse.move(min(max(thumb_x, box["x"] + 4), box["x"] + box["width"] - 4), y)
         page.mouse.down()
-        page.mouse.move(target, y, steps=8)
+        page.mouse.move(target, y, steps=3)
         page.mouse.up()
         assert state() == expected, f"{where}：鼠标拖动无效"
 
 
-def test_every_slider_and_quiz_works_with_the_keyboard_and_the_mouse(site, page):
-    """不用鼠标：每个滑块和每道小测验都能用 Tab 走到；滑块用 Home / End / ← → 换帧，题目用 Enter 展开答案。
-    用鼠标：每个滑块都能拖到两端。"""
-    sliders = quizzes = 0
-    for path in pages(site):
-        _open(page, site, path, idle=False)  # 不必等预取的帧下完：比的是换了哪一帧，不是图片的像素
-        count = page.evaluate(MARK_TARGETS_JS)
-        reached = _tab_through(page, count)
-        assert sorted(reached) == list(range(count)), f"{path.name}：Tab 走不到第 {sorted(set(range(count)) - set(reached))} 个控件"
-        for i in reached:
-            target = page.locator(f'[data-kbd="{i}"]')
-            target.focus()  # 回到这个控件（上面的 Tab 已证明它在键盘顺序里）
+def _keyboard_and_mouse(page, name: str) -> tuple[dict, list[str]]:
+    """在已经打开的正文页上：每个滑块和每道小测验都能用 Tab 走到；滑块用 Home / End / ← → 换帧、用鼠标拖到两端，
+    题目用 Enter 展开答案。返回（试过的滑块、题目各几个，发现的问题）。"""
+    count = page.evaluate(MARK_TARGETS_JS)
+    reached = _tab_through(page, count)
+    if sorted(reached) != list(range(count)):
+        return {}, [f"{name}：Tab 走不到第 {sorted(set(range(count)) - set(reached))} 个控件"]
+    tried, problems = {"slider": 0, "quiz": 0}, []
+    for i in reached:
+        target = page.locator(f'[data-kbd="{i}"]')
+        target.focus()  # 回到这个控件（上面的 Tab 已证明它在键盘顺序里）
+        try:
             if target.evaluate("e => e.tagName") == "SUMMARY":
-                quizzes += 1
-                _check_quiz(page, target, path.name)
+                tried["quiz"] += 1
+                _check_quiz(page, target, name)
             else:
-                sliders += 1
-                _check_slider(page, target, f"{path.name} 第 {i} 个控件")
+                tried["slider"] += 1
+                _check_slider(page, target, f"{name} 第 {i} 个控件")
+        except AssertionError as err:
+            problems.append(str(err))
+    return tried, problems
+
+
+def test_every_slider_and_quiz_works_with_the_keyboard_and_the_mouse(laptop):
+    """不用鼠标：每个滑块和每道小测验都能用 Tab 走到；滑块用 Home / End / ← → 换帧，题目用 Enter 展开答案。
+    用鼠标：每个滑块都能拖到两端。在 ``laptop`` 打开每一页时试过（``_keyboard_and_mouse``）。"""
+    problems = [p for v in laptop.values() for p in v.control_problems]
+    assert not problems, "\n".join(problems)
+    sliders = sum(v.controls.get("slider", 0) for v in laptop.values())
+    quizzes = sum(v.controls.get("quiz", 0) for v in laptop.values())
     assert sliders > 30 and quizzes > 30, (sliders, quizzes)
