@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import assert_clean
 from site_tools import (
     HTML,
     LAPTOP,
@@ -82,6 +83,21 @@ def _open(page, site, path: Path) -> None:
         page.wait_for_function("() => (document.querySelector('#search-results p.search-summary') || {}).innerText")
 
 
+# axe 的颜色对比检查（color-contrast）逐个元素算背景和字色，代码块里每个高亮的词都是一个元素：一章上千个，占了
+# axe 八成的时间，查的却是同几十种高亮颜色。所以各页的对比检查跳过代码块（.highlight），代码的每一种高亮颜色
+# 由 ``test_every_code_colour_has_enough_contrast_in_both_colour_modes`` 在浅色、深色两种模式下各查一遍——
+# 样式表里出现的每一种，不只是某一页碰巧用到的。axe 的其余规则照样查代码块。
+AXE_ALL_BUT_CONTRAST = {"resultTypes": ["violations"], "rules": {"color-contrast": {"enabled": False}}}
+AXE_CONTRAST = {"resultTypes": ["violations"], "runOnly": ["color-contrast"]}
+OUTSIDE_CODE = {"exclude": [[".highlight"]]}
+
+
+def _axe_violations(axe, page) -> list[dict]:
+    """axe-core 在这一页上的全部违规（颜色对比不查代码块，见上）。"""
+    return (axe.run(page, options=AXE_ALL_BUT_CONTRAST).response["violations"]
+            + axe.run(page, context=OUTSIDE_CODE, options=AXE_CONTRAST).response["violations"])
+
+
 @dataclass
 class Visit:
     """在电脑上打开一页时记下的东西。"""
@@ -120,7 +136,7 @@ def laptop(site, browser, server) -> dict[str, Visit]:
         requested.clear()
         _open(page, site, path)
         visit = Visit(headings=page.locator("h1").count(), ui_text=page.evaluate(UI_TEXT_JS))
-        for v in axe.run(page).response["violations"]:
+        for v in _axe_violations(axe, page):
             nodes = [n["html"][:120] for n in v["nodes"][:3]]
             visit.violations.append(f"{v['id']} ({v['impact']}): {v['help']} {nodes}")
         visit.figures = page.evaluate(MEASURE_JS)
@@ -174,6 +190,53 @@ def test_axe_finds_no_accessibility_violations_on_any_page(laptop):
     """任何级别的违规都不允许。"""
     violations = {name: v.violations for name, v in laptop.items() if v.violations}
     assert not violations, "axe 报告了无障碍问题：\n" + "\n".join(f"{k}: {v}" for k, v in violations.items())
+
+
+# 代码高亮的样品：样式表里每一条 ".highlight .X" 规则的 X 各写一个词（再加一段不带类名的文字和一行高亮行），
+# 放在正文最前面的一个代码块里；``mode`` 是颜色模式（浅色 light / 深色 dark，主题看 <html data-theme>）。
+CODE_SAMPLE_JS = """mode => {
+  document.documentElement.dataset.theme = mode;
+  const classes = new Set();
+  const visit = rules => { for (const r of rules) {
+    if (r.cssRules) visit(r.cssRules);
+    for (const m of (r.selectorText || '').matchAll(/\\.highlight\\s+\\.([A-Za-z0-9_-]+)/g)) classes.add(m[1]);
+  } };
+  for (const sheet of document.styleSheets) visit(sheet.cssRules);
+  document.getElementById('tl-code-sample')?.remove();
+  const box = document.createElement('div'), pre = document.createElement('pre');
+  box.id = 'tl-code-sample'; box.className = 'highlight';
+  box.appendChild(pre).append('plain text\\n');
+  for (const c of [...classes].sort()) {
+    const span = pre.appendChild(document.createElement('span'));
+    span.className = c; span.textContent = `${c} token`; pre.append('\\n');
+  }
+  document.querySelector('main').prepend(box);
+  return [...classes].sort();
+}"""
+
+
+def test_every_code_colour_has_enough_contrast_in_both_colour_modes(site, browser, server):
+    """代码块里的每一种高亮颜色（样式表里的每一条 ``.highlight .X``）在浅色、深色模式下都过 axe 的对比检查；
+    反证：把关键字 (.k) 改成浅灰，检查就报它。"""
+    from axe_playwright_python.sync_playwright import Axe
+
+    axe, page = Axe(), open_tab(browser, server, viewport=LAPTOP)
+    page.goto(f"{server}/notebooks/03_qkv.html")
+    sample = {"include": [["#tl-code-sample"]]}
+    checked = {}
+    for mode in ("light", "dark"):
+        classes = page.evaluate(CODE_SAMPLE_JS, mode)
+        result = axe.run(page, context=sample, options={**AXE_CONTRAST, "resultTypes": ["violations", "passes"]}).response
+        bad = [n["target"] for v in result["violations"] for n in v["nodes"]]
+        checked[mode] = sum(len(v["nodes"]) for v in result["passes"])
+        assert not bad, f"{mode} 模式下这些代码颜色对比不够：{bad}"
+        assert len(classes) > 30 and {"k", "s", "c", "mi"} <= set(classes) and checked[mode] > len(classes), (mode, classes)
+    page.add_style_tag(content="html[data-theme] .highlight .k { color: #dddddd !important; }")
+    page.evaluate(CODE_SAMPLE_JS, "light")
+    result = axe.run(page, context=sample, options=AXE_CONTRAST).response
+    assert [n["target"] for v in result["violations"] for n in v["nodes"]] == [["#tl-code-sample > pre > .k"]], result["violations"]
+    assert_clean(page)
+    page.context.close()
 
 
 def test_every_figure_reads_on_a_laptop(laptop):
