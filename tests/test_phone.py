@@ -25,7 +25,6 @@ from site_tools import (
     MIN_PX,
     PHONE,
     SCROLL_JS,
-    TYPESET_JS,
     figure_problems,
     frame_names,
     open_tab,
@@ -36,9 +35,12 @@ from site_tools import (
 # 手机打开一章（滚动之前）最多下载多少字节，滚完全页最多多少：issue 20 的目标，和 benchmarks/site_benchmarks.py
 # 量的是同一件事（那里另给 gzip 后的传输量）。字节数由网站的文件决定，不随机器快慢变，所以可以在测试里断言。
 FIRST_SCREEN_BYTES, WHOLE_PAGE_BYTES = 2_000_000, 6_000_000
+SMALL_PHONE = {"width": 360, "height": 800}  # 小一号的手机：``phone`` 量完 390 px 后把同一页缩到这么宽再量一次
 # 页面比屏幕宽时，是哪几个元素伸出了屏幕
 WIDE_ELEMENTS_JS = """width => [...document.querySelectorAll('main *')]
     .filter(e => e.getBoundingClientRect().right > width + 1).slice(0, 3).map(e => e.tagName + '.' + e.className)"""
+# 等浏览器画完两帧：改了屏幕宽度之后，样式和版面到那时都按新宽度重新算过了
+TWO_FRAMES_JS = "() => new Promise(done => requestAnimationFrame(() => requestAnimationFrame(done)))"
 
 
 @dataclass
@@ -49,6 +51,8 @@ class PhoneVisit:
     whole: list  # 不碰滑块从头滚到尾之后
     scroll_width: int
     wide_elements: list
+    small_scroll_width: int  # 缩到 SMALL_PHONE 宽之后
+    small_wide_elements: list
     figures: dict  # MEASURE_JS
     errors: list
     external: list
@@ -57,7 +61,8 @@ class PhoneVisit:
 @pytest.fixture(scope="module")
 def phone(site, browser, server) -> dict[str, PhoneVisit]:
     """390 px 宽的手机（触屏）上把每一页打开一次：每页一个新的浏览器环境（缓存是空的，下载的字节才算数），
-    ``weigh`` 记下打开时和滚完后的下载，再量页面宽度和每张图的字号。
+    ``weigh`` 记下打开时和滚完后的下载，再量页面宽度和每张图的字号；最后把屏幕缩到 360 px 宽（``SMALL_PHONE``，
+    页面照常按新宽度重新排版），再量一次页面宽度——不必为小一号的手机把每一页再下载、排版一遍。
 
     像素比用 1，不用真手机的 3：网站上没有按像素比挑选的资源（``test_no_download_depends_on_the_pixel_ratio``），
     下载的字节一样，字号按 CSS px 量也一样，浏览器却少画八成多的像素。benchmarks/site_benchmarks.py 用像素比 3。"""
@@ -70,7 +75,12 @@ def phone(site, browser, server) -> dict[str, PhoneVisit]:
         scroll_width = page.evaluate("() => document.documentElement.scrollWidth")
         wide = page.evaluate(WIDE_ELEMENTS_JS, PHONE["width"]) if scroll_width > PHONE["width"] else []
         figures = page.evaluate(MEASURE_JS)
-        visits[rel] = PhoneVisit(first, whole, scroll_width, wide, figures, list(page.errors), list(page.external))
+        page.set_viewport_size(SMALL_PHONE)
+        page.evaluate(TWO_FRAMES_JS)  # 等按新宽度排好版
+        small = page.evaluate("() => document.documentElement.scrollWidth")
+        small_wide = page.evaluate(WIDE_ELEMENTS_JS, SMALL_PHONE["width"]) if small > SMALL_PHONE["width"] else []
+        visits[rel] = PhoneVisit(first, whole, scroll_width, wide, small, small_wide, figures, list(page.errors),
+                                 list(page.external))
         page.context.close()
     return visits
 
@@ -98,20 +108,14 @@ def test_every_figure_reads_on_a_phone(phone):
     assert not problems, f"{PHONE['width']} px 宽的手机上：\n" + "\n".join(problems)
 
 
-def test_no_chapter_scrolls_sideways_on_a_phone(site, phone, browser, server):
-    """窄屏上页面本身不横着滚：宽的代码和表格在自己的框里横着滚。390 px 从 ``phone`` 的记录里看；
-    再在 360 px 宽（小一号的手机）上把每一页打开一次。"""
-    wide = {name: (v.scroll_width, v.wide_elements) for name, v in phone.items() if v.scroll_width > PHONE["width"]}
-    assert not wide, f"{PHONE['width']} px 宽时这些页面会横着滚：{wide}"
-    page = open_tab(browser, server, viewport={"width": 360, "height": 800})
-    for path in pages(site):
-        page.goto(f"{server}/{path.relative_to(site).as_posix()}")
-        page.evaluate(TYPESET_JS)  # 排好的公式可能比屏幕宽
-        scroll, inner = page.evaluate("() => [document.documentElement.scrollWidth, window.innerWidth]")
-        if scroll > inner:
-            wide[path.name] = (scroll, page.evaluate(WIDE_ELEMENTS_JS, inner))
-    page.context.close()
-    assert not wide, f"360 px 宽时这些页面会横着滚：{wide}"
+def test_no_chapter_scrolls_sideways_on_a_phone(phone):
+    """窄屏上页面本身不横着滚：宽的代码和表格在自己的框里横着滚。390 px 和 360 px（小一号的手机）都从 ``phone``
+    的记录里看。"""
+    assert len(phone) == len(pages())
+    for width, scroll, elements in ((PHONE["width"], "scroll_width", "wide_elements"),
+                                    (SMALL_PHONE["width"], "small_scroll_width", "small_wide_elements")):
+        wide = {name: (getattr(v, scroll), getattr(v, elements)) for name, v in phone.items() if getattr(v, scroll) > width}
+        assert not wide, f"{width} px 宽时这些页面会横着滚：{wide}"
 
 
 def test_a_phone_downloads_only_narrow_frames(site, phone):
