@@ -478,7 +478,8 @@ def run_in_lab(context, base: str, groups: list[list[Path]],
     """在同一个 JupyterLab 里同时打开并运行这些 notebook（内核并行地跑），然后逐个检查、拖动滑块。
 
     ``groups`` 里每一组 notebook 开在同一个标签页里（像读者在一个 JupyterLab 窗口里开着好几章），一页只启动一次
-    前端：前端启动一次要好几秒 CPU，一章一页时十一页光启动就占了这个测试的三分之一。各组之间互不相干
+    前端：一章一页时，十一页的前端各自启动、各自隔几秒问一次服务器，这个测试多花约 45 CPU 秒（350 → 305，
+    2 核机器上单独量）。各组之间互不相干
     （反证 notebook 单独一页，它故意引出的控制台报错不会算到各章头上）。
 
     ``frame_timeout_s``：{notebook 名: 拖动滑块后最多等几秒换图}，没写的等 40 秒。反证 notebook 里那张图拖了本来就

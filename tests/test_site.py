@@ -192,8 +192,8 @@ def test_axe_finds_no_accessibility_violations_on_any_page(laptop):
     assert not violations, "axe 报告了无障碍问题：\n" + "\n".join(f"{k}: {v}" for k, v in violations.items())
 
 
-# 代码高亮的样品：样式表里每一条 ".highlight .X" 规则的 X 各写一个词（再加一段不带类名的文字和一行高亮行），
-# 放在正文最前面的一个代码块里；``mode`` 是颜色模式（浅色 light / 深色 dark，主题看 <html data-theme>）。
+# 代码高亮的样品：样式表里每一条 ".highlight .X" 规则的 X（高亮行 .hll 也在其中）各写一个词，再加一段不带类名的
+# 普通文字，放在正文最前面的一个代码块里；``mode`` 是颜色模式（浅色 light / 深色 dark，主题看 <html data-theme>）。
 CODE_SAMPLE_JS = """mode => {
   document.documentElement.dataset.theme = mode;
   const classes = new Set();
