@@ -174,7 +174,14 @@ def searcher(browser, server):
 SLOW_FIXTURES = frozenset({"site", "server", "browser", "page", "searcher", "lab"})
 
 
+# 最费时的三个文件排在最前面（各要一到四分钟）：xdist 按收集的顺序把文件一个个发给空下来的工作进程，长的先开跑，
+# 短的在别的进程里填空；排在后面的话，全套测试最后要干等它一个跑完。
+LONGEST_FIRST = ("test_jupyterlab.py", "test_site.py", "test_phone.py")
+
+
 def pytest_collection_modifyitems(config, items):
     for item in items:
         if SLOW_FIXTURES & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.slow)
+    items.sort(key=lambda item: LONGEST_FIRST.index(item.path.name) if item.path.name in LONGEST_FIRST
+               else len(LONGEST_FIRST))  # sort 是稳定的：其余的测试保持原来的顺序
