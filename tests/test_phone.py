@@ -49,13 +49,17 @@ class PhoneVisit:
 
     first: list  # 打开、公式排完、网络静下来时收到的每个回应 (网址, 内容)
     whole: list  # 不碰滑块从头滚到尾之后
-    scroll_width: int
-    wide_elements: list
-    small_scroll_width: int  # 缩到 SMALL_PHONE 宽之后
-    small_wide_elements: list
+    sideways: dict  # {屏幕宽度: (页面宽度, 伸出屏幕的元素)}：PHONE 宽，再缩到 SMALL_PHONE 宽之后（``_sideways``）
     figures: dict  # MEASURE_JS
     errors: list
     external: list
+
+
+def _sideways(page, width: int) -> tuple[int, list]:
+    """页面此刻有多宽，比屏幕宽 ``width`` 宽时再列出伸出去的元素。手机模拟下页面比屏幕宽时，浏览器会把布局视口
+    撑宽，innerWidth 跟着变大：所以和屏幕的宽度比，不和 innerWidth 比。"""
+    scroll = page.evaluate("() => document.documentElement.scrollWidth")
+    return scroll, page.evaluate(WIDE_ELEMENTS_JS, width) if scroll > width else []
 
 
 @pytest.fixture(scope="module")
@@ -71,16 +75,12 @@ def phone(site, browser, server) -> dict[str, PhoneVisit]:
         rel = path.relative_to(site).as_posix()
         page = open_tab(browser, server, viewport=PHONE, is_mobile=True, has_touch=True)
         first, whole = weigh(page, f"{server}/{rel}")
-        # 手机模拟下页面比屏幕宽时，浏览器会把布局视口撑宽，innerWidth 跟着变大：和屏幕的宽度比
-        scroll_width = page.evaluate("() => document.documentElement.scrollWidth")
-        wide = page.evaluate(WIDE_ELEMENTS_JS, PHONE["width"]) if scroll_width > PHONE["width"] else []
+        sideways = {PHONE["width"]: _sideways(page, PHONE["width"])}
         figures = page.evaluate(MEASURE_JS)
         page.set_viewport_size(SMALL_PHONE)
         page.evaluate(TWO_FRAMES_JS)  # 等按新宽度排好版
-        small = page.evaluate("() => document.documentElement.scrollWidth")
-        small_wide = page.evaluate(WIDE_ELEMENTS_JS, SMALL_PHONE["width"]) if small > SMALL_PHONE["width"] else []
-        visits[rel] = PhoneVisit(first, whole, scroll_width, wide, small, small_wide, figures, list(page.errors),
-                                 list(page.external))
+        sideways[SMALL_PHONE["width"]] = _sideways(page, SMALL_PHONE["width"])
+        visits[rel] = PhoneVisit(first, whole, sideways, figures, list(page.errors), list(page.external))
         page.context.close()
     return visits
 
@@ -112,9 +112,8 @@ def test_no_chapter_scrolls_sideways_on_a_phone(phone):
     """窄屏上页面本身不横着滚：宽的代码和表格在自己的框里横着滚。390 px 和 360 px（小一号的手机）都从 ``phone``
     的记录里看。"""
     assert len(phone) == len(pages())
-    for width, scroll, elements in ((PHONE["width"], "scroll_width", "wide_elements"),
-                                    (SMALL_PHONE["width"], "small_scroll_width", "small_wide_elements")):
-        wide = {name: (getattr(v, scroll), getattr(v, elements)) for name, v in phone.items() if getattr(v, scroll) > width}
+    for width in (PHONE["width"], SMALL_PHONE["width"]):
+        wide = {name: v.sideways[width] for name, v in phone.items() if v.sideways[width][0] > width}
         assert not wide, f"{width} px 宽时这些页面会横着滚：{wide}"
 
 
