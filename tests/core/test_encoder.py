@@ -11,7 +11,7 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import transformer_lab as tl
@@ -200,13 +200,15 @@ def _check_all_grads(x, p, H, mask, norm_first, g, residual=True, activation="re
     def loss(x_, p_):
         return np.sum(encoder_layer(x_, p_, H, **options)[0] * g)
 
-    assert_gradients_close(grads["x"], numeric_gradient(lambda a: loss(a, p), x), name="x")
+    # floor：梯度很小（随机参数下 post-LN 无残差时 ‖∂L/∂w_q‖ 可以只有 3e-4）时，中心差分的舍入噪声（约 1e-10 一个元素）
+    # 就会占到 1e-6 以上的相对误差；这时只要求绝对误差 ≤ 1e-8，真的算错了的梯度照样差得远（见 helpers/test_gradcheck.py）。
+    assert_gradients_close(grads["x"], numeric_gradient(lambda a: loss(a, p), x), floor=1e-2, name="x")
     np.testing.assert_allclose(grads["b_k"], 0, atol=1e-12)  # 键的偏置给一行分数加同一个数，softmax 不变：梯度恰为 0
     for key in PARAM_KEYS:
         assert grads[key].shape == p[key].shape
         if key != "b_k":
             numeric = numeric_gradient(lambda a, key=key: loss(x, p | {key: a}), p[key])
-            assert_gradients_close(grads[key], numeric, name=key)
+            assert_gradients_close(grads[key], numeric, floor=1e-2, name=key)
 
 
 @settings(max_examples=8)
@@ -222,6 +224,7 @@ def test_encoder_layer_backward_matches_finite_differences(seed, norm_first, cau
 @NORMS
 @settings(max_examples=6)
 @given(st.integers(0, 10**6), st.booleans(), st.sampled_from([(), (2,)]), st.sampled_from([1, 2]))
+@example(seed=2277, causal=False, lead=(), H=1)  # post-LN 时 w_q 的梯度只有 3e-4，纯相对误差 2.65e-6 曾误报
 def test_encoder_layer_backward_without_residual_matches_finite_differences(norm_first, seed, causal, lead, H):
     """residual=False（第 8 章的对照实验）：梯度没有了那条直路，照样要与中心差分一致。"""
     rng = np.random.default_rng(seed)
