@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import platform
 import subprocess
 import sys
 import venv
@@ -30,7 +31,7 @@ KERNEL_ENCRYPTION = "auto"
 # 根目录是整个仓库：章节里的术语链接指向 ../book/glossary.md，要能点开。tests/test_jupyterlab.py 用同一组选项。
 # 线性代数库 (OpenBLAS) 只用一个线程：书里的矩阵都很小（D = 64、384），多线程帮不上忙；而测试、建网站时好几个
 # 进程（pytest 的工作进程、notebook 内核）同时在算，每个再开两个线程就互相空等——这台 2 核机器很忙时，小 GPT
-# 训练 12 步单线程 25 秒、两个线程 158–188 秒（benchmarks/blas_threads.py 量两者之比）。已经设了的不改。
+# 训练 12 步单线程 25 秒、两个线程 158–188 秒（benchmarks/numeric_env.py 量两者之比）。已经设了的不改。
 SINGLE_THREAD = {name: "1" for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")}
 LAB_OPTIONS = [f"--LabApp.app_settings_dir={ROOT / 'book' / 'jupyterlab'}", f"--ServerApp.root_dir={ROOT}",
                "--LabApp.default_url=/lab/tree/notebooks", f"--KernelManager.transport_encryption={KERNEL_ENCRYPTION}"]
@@ -42,6 +43,27 @@ def venv_python() -> Path:
 
 def in_venv() -> bool:
     return sys.prefix != sys.base_prefix
+
+
+# 同样的代码、同样的 NumPy，在不同的 x86-64 处理器上会走不同的指令：OpenBLAS 按处理器挑矩阵乘法的内核，NumPy
+# 按处理器挑 AVX2 或 AVX-512 版本的循环。加法的先后一变，最后一位就可能不同；第 5 章那种"两个头只差百万分之一"
+# 的训练会把这点差别放大到第三位小数（一台 AMD EPYC 上 0.1065，存档原先那台机器上 0.1083），nbval 就对不上存档。
+# 所以 x86-64 上统一用 AVX2 这一档（近十年的处理器大多有；没有的就不指定）：存档的输出在哪台这样的机器上重跑都一位不差，
+# 读者在 JupyterLab 里看到的数也和书上一样。书里的矩阵都很小，快慢看不出差别（benchmarks/numeric_env.py 量两者之比）。
+def same_arithmetic() -> dict[str, str]:
+    """x86-64 上让 OpenBLAS 和 NumPy 都走 AVX2 那一档的环境变量；别的处理器（或没有 AVX2）返回空字典。
+
+    只关掉这台机器上真有的 AVX-512 档：关掉一个没有的档，有的 NumPy 版本会在每次导入时打一条警告。"""
+    if platform.machine().lower() not in ("x86_64", "amd64"):
+        return {}
+    import numpy as np
+
+    simd = getattr(np.__config__, "CONFIG", {}).get("SIMD Extensions", {})
+    found = [*simd.get("baseline", []), *simd.get("found", [])]
+    if "X86_V3" not in found and not {"AVX2", "FMA3"} <= set(found):
+        return {}
+    wide = [name for name in simd.get("found", []) if name == "X86_V4" or name.startswith("AVX512")]
+    return {"OPENBLAS_CORETYPE": "Haswell", **({"NPY_DISABLE_CPU_FEATURES": " ".join(wide)} if wide else {})}
 
 
 def ensure_env() -> None:
@@ -142,5 +164,7 @@ if __name__ == "__main__":
     for name, value in SINGLE_THREAD.items():  # 在导入 NumPy 之前；子进程（pytest、内核、jupyter-book）都继承
         os.environ.setdefault(name, value)
     ensure_env()
+    for name, value in same_arithmetic().items():  # 要在虚拟环境里才导入得了 NumPy；子进程都继承
+        os.environ.setdefault(name, value)
     ensure_models()
     COMMANDS[sys.argv[1]]()

@@ -27,6 +27,20 @@ def test_the_code_version_is_12_hex_digits_and_changes_with_extra_parts():
     assert _cache.code_version("matplotlib 3.11") != v != _cache.code_version("matplotlib 3.10")
 
 
+def test_the_code_version_changes_with_the_arithmetic_path(monkeypatch):
+    """同一台机器上，设与不设 dev.py 的 ``same_arithmetic`` 那两个变量，算出的最后一位可能不同：结果不能混用。"""
+    for name in _cache.ARITHMETIC_ENV:
+        monkeypatch.delenv(name, raising=False)
+    plain = _cache.code_version()
+    monkeypatch.setenv("OPENBLAS_CORETYPE", "Haswell")
+    pinned = _cache.code_version()
+    monkeypatch.setenv("NPY_DISABLE_CPU_FEATURES", "X86_V4")
+    assert len({plain, pinned, _cache.code_version()}) == 3
+    monkeypatch.delenv("OPENBLAS_CORETYPE")
+    monkeypatch.delenv("NPY_DISABLE_CPU_FEATURES")
+    assert _cache.code_version() == plain
+
+
 def test_the_code_version_of_some_parts_ignores_edits_elsewhere(tmp_path):
     """只算 ``parts`` 那部分：改了别处，版本不变；改了其中一个文件（或加了一个），版本就变。"""
     for rel, text in {"core/a.py": "x = 1", "quiz/q.py": "q = 1", "data/c.txt": "语料", "_validation.py": "v = 1"}.items():

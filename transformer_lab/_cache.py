@@ -7,8 +7,8 @@
 * **存放位置**：环境变量 ``TRANSFORMER_LAB_CACHE`` 指定的文件夹；没有就用用户的缓存目录（Linux
   ``~/.cache/transformer-lab``，macOS ``~/Library/Caches/transformer-lab``，Windows ``%LOCALAPPDATA%``）。
   设 ``TRANSFORMER_LAB_CACHE=off`` 就完全不读不写。删掉这个文件夹也没关系：下次再算一遍。
-* **同一份代码**：文件名里写着代码版本 = 结果所依赖的那部分源文件 + NumPy、Python 版本 + 机器架构
-  （再加上调用者给的版本号，比如画图时的 matplotlib 版本）的哈希。依赖哪部分由调用者列出（``parts``）：实验结果
+* **同一份代码**：文件名里写着代码版本 = 结果所依赖的那部分源文件 + NumPy、Python 版本 + 机器架构 + 浮点运算
+  走的那一档指令（再加上调用者给的版本号，比如画图时的 matplotlib 版本）的哈希。依赖哪部分由调用者列出（``parts``）：实验结果
   只依赖 ``core/``、``lessons/``、``data/`` 和两个共用的底层模块，改一道测验题或一张图就不必重新训练；可交互图的帧
   依赖它自己那一章的图模块和它下面的各层，不依赖别章的图。列出的部分必须覆盖代码真正能导入的一切——
   ``tests/test_layering.py`` 按分层规则（它的 ``ALLOWED``）检查这一点。没列 ``parts`` 就是整个包。
@@ -36,7 +36,7 @@ from typing import BinaryIO
 
 import numpy as np
 
-__all__ = ["CACHE_ENV", "KEEP_VERSIONS", "cache_folder", "code_version", "source_digest", "entry_path",
+__all__ = ["CACHE_ENV", "KEEP_VERSIONS", "ARITHMETIC_ENV", "cache_folder", "arithmetic", "code_version", "source_digest", "entry_path",
            "write_atomically", "exclusive", "touch", "evict_old_versions", "fingerprint"]
 
 CACHE_ENV = "TRANSFORMER_LAB_CACHE"
@@ -87,11 +87,21 @@ def _package_digest(parts: tuple[str, ...] | None) -> str:
     return source_digest(PACKAGE, parts)
 
 
+# 决定浮点运算走哪一档指令的环境变量（``dev.py`` 的 ``same_arithmetic`` 设定它们）：同一台机器上设与不设，
+# 算出的最后一位可能不同，存下的结果不能混用。
+ARITHMETIC_ENV = ("OPENBLAS_CORETYPE", "NPY_DISABLE_CPU_FEATURES")
+
+
+def arithmetic() -> tuple[str, ...]:
+    """``ARITHMETIC_ENV`` 里每个变量的当前值（没设的是空字符串）。"""
+    return tuple(os.environ.get(name, "") for name in ARITHMETIC_ENV)
+
+
 def code_version(*extra: str, parts: tuple[str, ...] | None = None) -> str:
-    """代码版本（12 位十六进制）：包里 ``parts`` 那部分源文件（None：全部）、NumPy、Python、机器架构，
-    再加上 ``extra``。"""
+    """代码版本（12 位十六进制）：包里 ``parts`` 那部分源文件（None：全部）、NumPy、Python、机器架构、
+    浮点运算走的那一档指令（``arithmetic()``），再加上 ``extra``。"""
     items = [_package_digest(None if parts is None else tuple(sorted(parts))), np.__version__,
-             f"{sys.version_info[0]}.{sys.version_info[1]}", platform.machine(), *extra]
+             f"{sys.version_info[0]}.{sys.version_info[1]}", platform.machine(), *arithmetic(), *extra]
     return hashlib.sha256("\n".join(items).encode()).hexdigest()[:12]
 
 
