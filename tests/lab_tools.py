@@ -379,10 +379,12 @@ def wait_all_done(views: dict[str, Opened], started: dict, base: str, timeout_s:
     return done
 
 
-# 图片的像素摘要：把 <img> 画到画布上，对像素做 FNV-1a 哈希。只比 src 不够——换一帧时 src 总会变成新的 blob，
-# 哪怕像素一模一样（滑块没起作用）。
-_DIGEST_JS = """async img => {
-  if (!img.complete || !img.naturalWidth) return "";
+# 图片此刻的 (src, 像素摘要)。像素摘要：把 <img> 画到画布上，对像素做 FNV-1a 哈希。只比 src 不够——换一帧时 src
+# 总会变成新的 blob，哪怕像素一模一样（滑块没起作用）。同一个 src 的摘要只算一次（记在 img 元素上）：等新帧时
+# 每 20 ms 看一眼，大多时候 src 没变，不必每次都把一两百万个像素重新哈希一遍。
+_FRAME_JS = """img => {
+  if (!img.complete || !img.naturalWidth) return [img.src || "", ""];
+  if (img._tlDigest && img._tlDigest[0] === img.src) return img._tlDigest;
   const c = document.createElement("canvas");
   c.width = img.naturalWidth; c.height = img.naturalHeight;
   const ctx = c.getContext("2d");
@@ -390,74 +392,87 @@ _DIGEST_JS = """async img => {
   const data = ctx.getImageData(0, 0, c.width, c.height).data;
   let h = 2166136261;
   for (let i = 0; i < data.length; i++) { h ^= data[i]; h = Math.imul(h, 16777619); }
-  return `${c.width}x${c.height}:${h >>> 0}`;
+  img._tlDigest = [img.src, `${c.width}x${c.height}:${h >>> 0}`];
+  return img._tlDigest;
 }"""
+# 等到图片换成像素不同的一帧（在页面里轮询，不经过 Python）：src 变了、像素却没变的那一帧不算数，接着等。
+_NEW_FRAME_JS = f"""([img, old]) => {{
+  const [src, digest] = ({_FRAME_JS})(img);
+  return src !== "" && src !== old[0] && digest !== "" && digest !== old[1];
+}}"""
 
 
-def _frame(widget) -> tuple[str, str]:
-    """活图当前的 (src, 像素摘要)。"""
-    img = widget.locator("img.widget-image").first
-    return img.get_attribute("src") or "", img.evaluate(_DIGEST_JS)
-
-
-def _wait_new_frame(widget, old: tuple[str, str], start: float, timeout_s: float = 40) -> tuple[bool, float]:
-    """等图片换成像素不同的一帧：返回（换了没有，从 ``start`` 算起的用时）。超时算没变。
+def _wait_new_frame(page, img, old: list[str], start: float, timeout_s: float = 40) -> tuple[bool, float]:
+    """等图片 ``img``（ElementHandle）换成像素不同的一帧：返回（换了没有，从 ``start`` 算起的用时）。超时算没变。
 
     src 变了、像素却没变的那一帧不算数，接着等：滑块一次按键，前端有时先后发出两次取值，先到的那次可能还是
     原来的画面（一次 CI 里第 1 章的第二个滑块就这样被误判成“拖了不变”）。真的不变的滑块照样会等到超时、判为失败。
     上限放得宽（40 秒）：CI 里十几个内核和别的测试抢两个核时，第 10 章的大图偶尔要十几秒才换帧；
-    这里只判断“换没换”，换帧有多快由 benchmarks/jupyterlab_timing.py 量。"""
-    while time.monotonic() - start < timeout_s:
-        src, digest = _frame(widget)
-        if src not in ("", old[0]) and digest and digest != old[1]:
-            return True, time.monotonic() - start
-        widget.page.wait_for_timeout(20)  # 不用 time.sleep：见 _wait_connected
-    return False, timeout_s
+    这里只判断“换没换”，换帧有多快由 benchmarks/jupyterlab_timing.py 量。
+
+    轮询在页面里做（``wait_for_function``，每 20 ms 一次）：每看一眼都从 Python 发一次选择器查询的话，
+    Playwright 要在十章、十几万个节点里把整条选择器重新解析一遍——这个测试的浏览器时间里，一半花在这上面。"""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout  # 只在真开浏览器时导入（收集测试时不必）
+
+    remaining_ms = max(1.0, (timeout_s - (time.monotonic() - start)) * 1000)
+    try:
+        page.wait_for_function(_NEW_FRAME_JS, arg=[img, old], polling=20, timeout=remaining_ms)
+    except PlaywrightTimeout:
+        return False, timeout_s
+    return True, time.monotonic() - start
 
 
 def _press(page, handle, key: str, tries: int = 2) -> None:
-    """聚焦滑块手柄、按 ``key``。手柄的 ``aria-valuenow`` 2 秒内没变（按键没落到手柄上，例如焦点被别的输出抢走），
-    就再聚焦、再按一次，最多 ``tries`` 次。滑块值变了、图却没变，才是 ``move_sliders`` 要抓的问题。"""
+    """聚焦滑块手柄（ElementHandle）、按 ``key``。手柄的 ``aria-valuenow`` 2 秒内没变（按键没落到手柄上，例如焦点被
+    别的输出抢走），就再聚焦、再按一次，最多 ``tries`` 次。滑块值变了、图却没变，才是 ``move_sliders`` 要抓的问题。"""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
     before = handle.get_attribute("aria-valuenow")
     for _ in range(tries):
         handle.focus()
         page.keyboard.press(key)
-        deadline = time.monotonic() + 2
-        while time.monotonic() < deadline:
-            if handle.get_attribute("aria-valuenow") != before:
-                return
-            page.wait_for_timeout(50)
+        try:
+            page.wait_for_function("([h, v]) => h.getAttribute('aria-valuenow') !== v", arg=[handle, before],
+                                   polling=50, timeout=2000)
+            return
+        except PlaywrightTimeout:
+            continue
 
 
 def move_sliders(view: Opened, report: LabReport, timeout_s: float = 40) -> None:
-    """每张活图的每个滑块：聚焦滑块的手柄，按 End（已经在最右就按 Home），看图的像素有没有变（最多等 ``timeout_s`` 秒）。"""
+    """每张活图的每个滑块：聚焦滑块的手柄，按 End（已经在最右就按 Home），看图的像素有没有变（最多等 ``timeout_s`` 秒）。
+
+    图、图片和手柄都只找一次（ElementHandle），之后直接拿着它们操作。"""
     if report.dialogs:
         return
     page = view.page
     widgets = view.locator(".jp-OutputArea-output .widget-vbox").filter(has=page.locator("img.widget-image"))
-    for i in range(widgets.count()):
-        widget = widgets.nth(i)
+    for i, widget in enumerate(widgets.element_handles()):
         widget.scroll_into_view_if_needed()
-        handles = widget.locator(".noUi-handle")
-        for j in range(handles.count()):
-            handle = handles.nth(j)
-            old = _frame(widget)
-            key = "Home" if handle.get_attribute("aria-valuenow") == handle.get_attribute("aria-valuemax") else "End"
+        img = widget.query_selector("img.widget-image")
+        for j, handle in enumerate(widget.query_selector_all(".noUi-handle")):
+            old = img.evaluate(_FRAME_JS)
+            at_end = handle.evaluate("h => h.getAttribute('aria-valuenow') === h.getAttribute('aria-valuemax')")
+            key = "Home" if at_end else "End"
             start = time.monotonic()
             _press(page, handle, key)
-            changed, seconds = _wait_new_frame(widget, old, start, timeout_s)
+            changed, seconds = _wait_new_frame(page, img, old, start, timeout_s)
             report.moves.append(SliderMove(i, j, key, changed, seconds))
+
+
+# Run All 之后读一个 notebook 里的活图：每张显示出来没有（已载入、有像素）、叫什么（title 是读屏软件读的名字）。
+_IMAGES_JS = """root => [...document.querySelectorAll(root + ' .jp-OutputArea-output img.widget-image')]
+  .map(img => ({live: img.complete && img.naturalWidth > 0, name: img.title}))"""
 
 
 def inspect(view: Opened, report: LabReport) -> None:
     """Run All 之后：活图、控件报错、stderr、没渲染的 MyST、弹窗、菜单语言、小测验折叠。"""
     page = view.page
-    images = view.locator(".jp-OutputArea-output img.widget-image")
     state = page.evaluate(_STATE_JS, [view.root])[0]
     report.cells, report.cells_run = state["cells"], state["numbered"]
-    report.live_images = sum(1 for k in range(images.count())
-                             if images.nth(k).evaluate("img => img.complete && img.naturalWidth > 0"))
-    report.image_names = [images.nth(k).evaluate("img => img.title") for k in range(images.count())]
+    images = page.evaluate(_IMAGES_JS, view.root)
+    report.live_images = sum(1 for image in images if image["live"])
+    report.image_names = [image["name"] for image in images]
     state = page.evaluate(_OUTPUTS_JS, view.root)
     report.widget_errors = state["widgetErrors"]
     report.stderr_outputs, report.error_outputs = state["stderr"], state["errors"]
@@ -466,11 +481,11 @@ def inspect(view: Opened, report: LabReport) -> None:
     report.folded_dropdowns = sum(1 for is_open in state["dropdowns"] if not is_open)
     if report.dialogs:  # 弹窗挡住了页面：不再点击（否则只会超时），让测试带着弹窗的文字失败
         return
-    summaries = view.locator(".jp-MarkdownCell details > summary")
-    if summaries.count():  # 点开第一道题，答案要真的展开
-        summaries.first.scroll_into_view_if_needed()
-        summaries.first.click()
-        report.dropdown_opens = view.locator(".jp-MarkdownCell details").first.evaluate("d => d.open")
+    summary = page.query_selector(f"{view.root} .jp-MarkdownCell details > summary")
+    if summary:  # 点开第一道题，答案要真的展开
+        summary.scroll_into_view_if_needed()
+        summary.click()
+        report.dropdown_opens = summary.evaluate("s => s.parentElement.open")
 
 
 def run_in_lab(context, base: str, groups: list[list[Path]],
