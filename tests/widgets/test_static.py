@@ -34,7 +34,7 @@ from transformer_lab.widgets.static import (
 
 from conftest import call, check_error, error_table_test
 from helpers.html_scripts import Page, script_end, scripts
-from helpers.tiny_view import NASTY, Exploding, Labels, Titled, tiny
+from helpers.tiny_view import NASTY, Exploding, Labels, Line, Titled, tiny
 
 PNG = b"\x89PNG\r\n\x1a\n"
 
@@ -324,6 +324,31 @@ def test_frames_drawn_once_are_read_back_from_the_disk_cache(tmp_path, monkeypat
     assert same_ids(counted().static_html()) == first and len(drawn) == 6
     monkeypatch.setenv("TRANSFORMER_LAB_CACHE", "off")
     assert same_ids(counted().static_html()) == first and len(drawn) == 12
+
+
+def test_the_preview_is_taken_from_the_cached_frames_without_drawing(tmp_path, monkeypatch):
+    """notebook 里的预览（初始那一帧的宽版）：全部帧已在缓存里时直接取出，一帧都不画，字节和当场画的一样；
+    缓存里没有时只画这一帧（宽版），不为它把全部帧画一遍、也不写缓存。"""
+    monkeypatch.setenv("TRANSFORMER_LAB_CACHE", str(tmp_path))
+    drawn = []
+
+    def counted(start: int = 2):
+        ex = Explorable(Line, [Slider("a", (1, 2, 3), default=start)], title="直线", alt="斜率 {a}", data={"top": 3},
+                        size=(2.0, 1.5))
+        ex.cache_key = lambda: f"直线-预览-{start}"  # 测试里的画图类不在包里，默认不缓存；这里只测缓存本身
+        original = ex.png
+        ex.png = lambda params, *a, **k: drawn.append(params) or original(params, *a, **k)
+        return ex
+
+    cold = counted().static_html(all_frames=False)
+    assert drawn == [{"a": 2}] and not list(tmp_path.glob("frames_*.json"))  # 只画了初始那一帧
+    counted().static_html(all_frames=True)  # 建网站：全部帧写进缓存
+    drawn.clear()
+    warm = counted().static_html(all_frames=False)
+    assert drawn == [] and warm == cold
+    other = read_player(counted(start=3).static_html())[0]["frames"]["wide"]  # 初始值是 3 的那张图，全部帧进缓存
+    drawn.clear()
+    assert static.first_frame_b64(counted(start=3)) == other[2] != other[1] and drawn == []  # 取的是对应的那一帧
 
 
 def test_a_broken_cache_file_is_redrawn(tmp_path, monkeypatch):

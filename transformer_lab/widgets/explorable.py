@@ -27,7 +27,6 @@ view 的约定（由本模块在构造时检查，而不是靠作者记住）：
 
 from __future__ import annotations
 
-import base64
 import inspect
 import itertools
 import math
@@ -323,12 +322,11 @@ class Explorable:
         return live_widget(self)
 
     def _repr_mimebundle_(self, include=None, exclude=None) -> dict[str, Any]:
-        from .static import wants_all_frames
+        from .static import first_frame_b64, wants_all_frames
 
         live = _has_kernel()
-        if not self.sliders:  # 静态图：notebook 里是一张宽版 PNG；建网站时再附上两种版式的 HTML
-            bundle = {"text/plain": self.describe(),
-                      "image/png": base64.b64encode(self.png({}, layout=WIDE, dpi=self.frame_dpi)).decode("ascii")}
+        if not self.sliders:  # 静态图：notebook 里是一张宽版 PNG（缓存里有就不重画）；建网站时再附上两种版式的 HTML
+            bundle = {"text/plain": self.describe(), "image/png": first_frame_b64(self)}
             if wants_all_frames(live):
                 bundle["text/html"] = self.static_html(all_frames=True)
             # PNG 按 frame_dpi 画得清楚；显示宽度按 LIVE_DPI 算，和活图一样大（1 英寸约 100 px），字号才对

@@ -49,7 +49,7 @@ from .. import _validation as check
 from ..plot.figure import SCREEN_DPI
 
 __all__ = ["ALL_FRAMES_ENV", "FRAME_SOURCES_JS", "FRAME_PARTS", "frames_kind", "NARROW_MEDIA", "PLAYER_JS", "STYLES", "LAYOUTS",
-           "frame_parts", "wants_all_frames", "render_html", "externalize_frames", "read_player"]
+           "frame_parts", "wants_all_frames", "first_frame_b64", "render_html", "externalize_frames", "read_player"]
 
 # 建网站时由 book/_ext/explorable_frames.py 设为 "1"：内核里执行的 notebook 也输出全部帧。
 ALL_FRAMES_ENV = "TRANSFORMER_LAB_ALL_FRAMES"
@@ -131,7 +131,7 @@ def render_html(ex, all_frames: bool = True) -> str:
                 if ex.sliders else "")
         return (
             f'<div class="tlx-preview" role="figure" aria-label="{html.escape(ex.title)}">'
-            f'<img src="data:image/png;base64,{_b64(ex.png(start, palette=True, layout="wide", dpi=ex.frame_dpi))}" '
+            f'<img src="data:image/png;base64,{first_frame_b64(ex)}" '
             f'alt="{html.escape(ex.alt_text(**start))}" {_display_size(ex, "wide")} style="{STYLES[".tlx-preview img"]}">'
             + (f'<p style="{STYLES[".tlx-preview p"]}">{hint}</p>' if hint else "") + "</div>"
         )
@@ -204,35 +204,65 @@ def frames_kind(module: str) -> str:
     return "frames_" + re.sub(r"[^0-9A-Za-z_]", "_", module.rsplit(".", 1)[-1])
 
 
-def _all_frames(ex, grid) -> tuple[dict[str, list[str]], dict[str, float]]:
-    """``_draw_all_frames``，画过的从硬盘缓存里读（``_cache.py``）：建网站的内核和测试进程画的是同一批图，
-    谁先画谁存，另一个直接读（同一个画图模块的帧有一把文件锁，同时到的进程排队，不会两个一起画）。
+def _frames_file(ex) -> Path | None:
+    """这张图全部帧在硬盘缓存里的文件（可能还不存在）；不缓存的图（``ex.cache_key()`` 为 None）或关掉了缓存时为 None。
     钥匙是 ``ex.cache_key()`` 加上包的代码版本和 matplotlib 版本、字体。"""
     key, folder = ex.cache_key(), _cache.cache_folder()
     if key is None or folder is None:
-        return _draw_all_frames(ex, grid)
+        return None
     version = _cache.code_version(f"matplotlib {matplotlib.__version__}", *matplotlib.rcParams["font.sans-serif"][:1],
                                   parts=frame_parts(ex.view.__module__))
+    return _cache.entry_path(folder, frames_kind(ex.view.__module__), version, key, ".json")
+
+
+def _read_frames(path: Path, grid) -> tuple[dict[str, list[str]], dict[str, float]] | None:
+    """缓存文件里的帧和字号；没有、坏了或帧数对不上网格时为 None。"""
+    try:
+        saved = json.loads(path.read_text(encoding="utf-8"))
+        if all(len(saved["frames"][layout]) == len(grid) for layout in LAYOUTS):
+            _cache.touch(path)
+            return saved["frames"], saved["text_px"]
+    except (OSError, ValueError, KeyError, TypeError):
+        pass
+    return None
+
+
+def _all_frames(ex, grid) -> tuple[dict[str, list[str]], dict[str, float]]:
+    """``_draw_all_frames``，画过的从硬盘缓存里读（``_cache.py``）：建网站的内核和测试进程画的是同一批图，
+    谁先画谁存，另一个直接读（同一个画图模块的帧有一把文件锁，同时到的进程排队，不会两个一起画）。"""
+    path = _frames_file(ex)
+    if path is None:
+        return _draw_all_frames(ex, grid)
     kind = frames_kind(ex.view.__module__)
-    path = _cache.entry_path(folder, kind, version, key, ".json")
     # 一个模块的帧一次只让一个进程画：建网站的内核和测试进程常常同时要同一张图，后到的等着，然后直接读
-    with _cache.exclusive(folder / f"{kind}.lock"):
-        try:
-            saved = json.loads(path.read_text(encoding="utf-8"))
-            if all(len(saved["frames"][layout]) == len(grid) for layout in LAYOUTS):
-                _cache.touch(path)
-                return saved["frames"], saved["text_px"]
-        except (OSError, ValueError, KeyError, TypeError):
-            pass  # 没有、坏了或对不上：重画
+    with _cache.exclusive(path.parent / f"{kind}.lock"):
+        saved = _read_frames(path, grid)
+        if saved is not None:
+            return saved
         frames, text_px = _draw_all_frames(ex, grid)
         try:
             text = json.dumps({"frames": frames, "text_px": text_px}).encode("utf-8")
             _cache.write_atomically(path, lambda handle: handle.write(text))
-            _cache.evict_old_versions(folder, kind, ".json")
-            _cache.evict_old_versions(folder, "frames", ".json", keep=0)  # 各章共用一种的旧缓存文件（改名之前的）
+            _cache.evict_old_versions(path.parent, kind, ".json")
+            _cache.evict_old_versions(path.parent, "frames", ".json", keep=0)  # 各章共用一种的旧缓存文件（改名之前的）
         except OSError:
             pass
     return frames, text_px
+
+
+def first_frame_b64(ex) -> str:
+    """初始那一帧的宽版（``frame_dpi``、256 色的 PNG，base64 文字）：notebook 里的静态预览、没有滑块的图的 PNG。
+
+    全部帧已经在硬盘缓存里（建过网站、跑过测试）时直接取出那一帧，不另外建图重画——一章的 notebook 里每张图
+    都要这一帧，建图排版是画一帧里最费时的一步。缓存里的帧和当场画的逐字节相同（同一个 view、同样的局部重画，
+    ``tests/widgets/test_static.py`` 检查）。缓存里没有时只画这一帧，不为它画全部帧；也不等别的进程的锁：
+    缓存文件总是整个写好再改名的。"""
+    grid = ex.grid()
+    path = _frames_file(ex)
+    saved = None if path is None else _read_frames(path, grid)
+    if saved is not None:
+        return saved[0]["wide"][grid.index(ex.start)]
+    return _b64(ex.png(ex.start, palette=True, layout="wide", dpi=ex.frame_dpi))
 
 
 def _display_size(ex, layout: str) -> str:
