@@ -171,7 +171,7 @@ def searcher(browser, server):
 # ---------------------------------------------------------------- 慢测试的标记（python dev.py check 跳过它们）
 # 要建网站、开浏览器或 JupyterLab 的测试都标成 slow：作者改完代码先跑 ``python dev.py check``（几十秒），
 # 提交前再跑完整的 ``python dev.py test``。
-SLOW_FIXTURES = frozenset({"site", "server", "browser", "page", "searcher", "lab"})
+SLOW_FIXTURES = frozenset({"site", "tiny", "server", "browser", "page", "searcher", "lab"})
 
 
 # 最费时的三个文件排在最前面（各要一到四分钟）：xdist 按收集的顺序把文件一个个发给空下来的工作进程，长的先开跑，

@@ -42,13 +42,23 @@ def test_training_is_deterministic_and_loss_falls(task):
     assert a["losses"][-1] < 0.8 * a["losses"][0]
 
 
-@pytest.mark.parametrize("seed", [1, 2])
-def test_heads_specialise_from_random_start(task, seed):
-    """训练 1200 步后：一个头 ≥ 0.8 的注意力放在前一个词上，另一个头 ≥ 0.8 放在搭档上；两张图平均每格相差 ≥ 0.1。"""
-    run = train_heads(task, init_head_weights(16, 2, np.random.default_rng(seed)), steps=1200, checkpoint_every=1200)
+@pytest.fixture(scope="module")
+def heads():
+    """第 5 章的三次 1200 步训练（``runs.heads()``：随机起点、两头一样、两头差 1e-6），和章节、可交互图共用同一份。
+    它就是下面这些 ``train_heads`` 的结果，由 test_the_stored_runs_are_the_trainings_chapter_5_describes 当场训练核对。"""
+    from transformer_lab.lessons import runs
+
+    return runs.heads()
+
+
+def test_heads_specialise_from_random_start(task, heads):
+    """随机起点（``default_rng(1)``）训练 1200 步后：一个头 ≥ 0.8 的注意力放在前一个词上，另一个头 ≥ 0.8 放在搭档上；
+    两张图平均每格相差 ≥ 0.1；开始时没有分工（每种关系都只分到约 1/6）。"""
+    run = heads["random"]
+    assert np.array_equal(heads["task"]["x"], task["x"])
     mass = relation_mass(run["weights"][-1], task["prev"], task["partner"])  # (H, 2)
     start = relation_mass(run["weights"][0], task["prev"], task["partner"])
-    assert np.all(start < 0.3)  # 开始时没有分工：每种关系都只分到约 1/6
+    assert np.all(start < 0.3)
     prev_head = int(np.argmax(mass[:, 0]))
     assert mass[prev_head, 0] >= 0.8 and mass[1 - prev_head, 1] >= 0.8
     diff = np.abs(run["weights"][-1][:, 0] - run["weights"][-1][:, 1]).mean()
@@ -56,22 +66,28 @@ def test_heads_specialise_from_random_start(task, seed):
     assert run["losses"][-1] < 0.01
 
 
-def test_identical_heads_stay_identical_and_stall(task):
-    start = init_head_weights(16, 2, np.random.default_rng(1), identical=True)
-    assert head_gap(start, 2) == 0.0
-    run = train_heads(task, start, steps=1200, checkpoint_every=100)
-    assert all(head_gap(p, 2) == 0.0 for p in run["checkpoints"])  # 恰好为 0，每个检查点
+def test_every_random_start_splits_the_two_relations_between_the_two_heads():
+    """``runs.head_roles()``：四个随机起点各训练 1200 步，每次两种关系都由不同的头接下（≥ 0.7），哪个头接哪种随起点而变。"""
+    from transformer_lab.lessons import runs
+
+    mass = runs.head_roles()["mass"]  # (起点, H, 关系)
+    for m in mass:
+        prev_head, partner_head = np.argmax(m, axis=0)
+        assert prev_head != partner_head and m[prev_head, 0] >= 0.7 and m[partner_head, 1] >= 0.7
+    assert len({int(np.argmax(m[:, 0])) for m in mass}) == 2
+
+
+def test_identical_heads_stay_identical_and_stall(heads):
+    run = heads["identical"]
+    assert head_gap(run["checkpoints"][0], 2) == 0.0
+    assert len(run["checkpoints"]) == 31 and all(head_gap(p, 2) == 0.0 for p in run["checkpoints"])  # 恰好为 0，每个检查点
     assert np.array_equal(run["weights"][:, :, 0], run["weights"][:, :, 1])
-    random = train_heads(task, init_head_weights(16, 2, np.random.default_rng(1)), steps=1200, checkpoint_every=1200)
-    assert run["losses"][-1] > 10 * random["losses"][-1]  # 停在高得多的损失上
+    assert run["losses"][-1] > 10 * heads["random"]["losses"][-1]  # 停在高得多的损失上
 
 
-def test_tiny_difference_grows_until_heads_split(task):
-    same = init_head_weights(16, 2, np.random.default_rng(1), identical=True)
-    noise = np.random.default_rng(2)
-    nudged = {n: w + 1e-6 * noise.normal(size=w.shape) for n, w in same.items()}
-    run = train_heads(task, nudged, steps=1200, checkpoint_every=1200)
-    assert head_gap(run["checkpoints"][0], 2) < 1e-5
+def test_tiny_difference_grows_until_heads_split(task, heads):
+    run = heads["nudged"]
+    assert 0 < head_gap(run["checkpoints"][0], 2) < 1e-5
     assert head_gap(run["checkpoints"][-1], 2) > 1.0
     mass = relation_mass(run["weights"][-1], task["prev"], task["partner"])
     assert mass[:, 0].max() > 0.7 and mass[:, 1].max() > 0.7 and np.argmax(mass[:, 0]) != np.argmax(mass[:, 1])
@@ -98,7 +114,8 @@ def test_head_pieces_with_identity_w_o_stay_in_their_own_dims():
 
 
 def test_frozen_identity_w_o_leaves_one_head_idle(task):
-    """W_O 定在单位矩阵上重新训练：W_O 一位不变；头 2 的输出落在损失不看的维上，它一直不偏心（约 1/6）。"""
+    """W_O 定在单位矩阵上重新训练：W_O 一位不变；头 2 的输出落在损失不看的维上，它一直不偏心（约 1/6）；
+    同一起点让 W_O 也训练，损失低得多。"""
     start = {**init_head_weights(16, 2, np.random.default_rng(1)), "w_o": np.eye(16)}
     frozen = train_heads(task, start, steps=1200, checkpoint_every=400, train_w_o=False)
     assert all(np.array_equal(p["w_o"], np.eye(16)) for p in frozen["checkpoints"])
@@ -174,15 +191,22 @@ ERROR_CASES = [
 test_documented_errors = error_table_test(ERROR_CASES)
 
 
-def test_the_stored_head_count_and_role_runs_are_the_trainings_chapter_5_describes(task):
-    """``runs.head_counts`` / ``runs.head_roles``（第 5 章"头越多越好""每个头固定负责某种语法"两段）就是正文说的
-    那几次 ``train_heads``：抽一格，直接训练一遍比较；结果只读。"""
+def test_the_stored_runs_are_the_trainings_chapter_5_describes(task, heads):
+    """``runs.heads`` / ``runs.head_counts`` / ``runs.head_roles``（第 5 章的训练、"头越多越好""每个头固定负责某种语法"
+    两段）就是正文说的那几次 ``train_heads``：直接训练两次比较——两个头、起点 ``default_rng(1)`` 同时是 ``heads`` 的
+    ``random``、``head_roles`` 的第一个起点和 ``head_counts`` 里 2 个头的第一格；4 个头、起点 2 是 ``head_counts`` 的另一格。
+    结果只读。"""
     from transformer_lab.lessons import runs
 
     counts, roles = runs.head_counts(), runs.head_roles()
     assert counts["heads"].tolist() == [1, 2, 4, 8, 16] and counts["losses"].shape == (5, 2)
+    assert roles["seeds"].tolist() == [1, 2, 3, 4] and counts["seeds"].tolist() == [1, 2]
     four = train_heads(task, init_head_weights(16, 4, np.random.default_rng(2)), num_heads=4, checkpoint_every=1200)
     assert counts["losses"][2, 1] == four["losses"][-1]
-    two = train_heads(task, init_head_weights(16, 2, np.random.default_rng(3)), checkpoint_every=1200)
-    np.testing.assert_array_equal(roles["mass"][2], relation_mass(two["weights"][-1], task["prev"], task["partner"]))
+    two = train_heads(task, init_head_weights(16, 2, np.random.default_rng(1)), checkpoint_every=40)
+    np.testing.assert_array_equal(heads["random"]["losses"], two["losses"])
+    np.testing.assert_array_equal(heads["random"]["weights"], two["weights"])
+    assert counts["losses"][1, 0] == two["losses"][-1]
+    np.testing.assert_array_equal(roles["mass"][0], relation_mass(two["weights"][-1], task["prev"], task["partner"]))
     assert not counts["losses"].flags.writeable and not roles["mass"].flags.writeable
+    assert not heads["random"]["weights"].flags.writeable
