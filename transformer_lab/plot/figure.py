@@ -178,10 +178,10 @@ class BookFigure(Figure):
     def to_png(self) -> bytes:
         """输出 PNG 字节（去掉版本号元数据，同样的图得到同样的字节）。
 
-        先画一次让 constrained 排版稳定下来：第一次画时文字（例如色条的刻度）的大小还不知道，
+        先排一次版（不画像素）让 constrained 排版稳定下来：第一次画时文字（例如色条的刻度）的大小还不知道，
         直接保存的话，第一次和第二次得到的字节不同。
         """
-        self.canvas.draw()
+        self.draw_without_rendering()
         buf = io.BytesIO()
         self.savefig(buf, format="png", metadata={"Software": None})
         return buf.getvalue()

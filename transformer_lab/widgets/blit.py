@@ -45,7 +45,7 @@ class BlitFigure:
         self.layout = layout
         self.view = view(fig, axes, layout=layout, **data)
         self.view.update(**start)
-        fig.canvas.draw()  # 排版只算一次：之后拖动滑块只改数据，不再重新排版
+        fig.draw_without_rendering()  # 排版只算一次（不必真的画出像素）：之后拖动滑块只改数据，不再重新排版
         fig.set_layout_engine("none")
         self.artists = blit_order(fig, tuple(getattr(self.view, "artists", ())))
         for artist in self.artists:
