@@ -87,15 +87,31 @@ def _open(page, site, path: Path) -> None:
 # axe 八成的时间，查的却是同几十种高亮颜色。所以各页的对比检查跳过代码块（.highlight），代码的每一种高亮颜色
 # 由 ``test_every_code_colour_has_enough_contrast_in_both_colour_modes`` 在浅色、深色两种模式下各查一遍——
 # 样式表里出现的每一种，不只是某一页碰巧用到的。axe 的其余规则照样查代码块。
-AXE_ALL_BUT_CONTRAST = {"resultTypes": ["violations"], "rules": {"color-contrast": {"enabled": False}}}
+# 跳过的办法是改 color-contrast 这一条规则的选择器（axe.configure 的公开用法），不是给整次检查加 exclude：
+# 这样每页只跑一次 axe（每跑一次，axe 都要把整页重新扫成它自己的节点树），和分两次跑（其余规则查全页、
+# 对比规则排除代码块）查到的节点完全一样，laptop 一共省下约三分之一的 axe 时间。
 AXE_CONTRAST = {"resultTypes": ["violations"], "runOnly": ["color-contrast"]}
-OUTSIDE_CODE = {"exclude": [[".highlight"]]}
+CONTRAST_OUTSIDE_CODE = {"rules": [{"id": "color-contrast", "selector": "*:not(.highlight *)"}]}
+AXE_RUN_JS = """([config, options]) => { axe.configure(config); return axe.run(document, options)
+  .then(r => r.violations.map(v => ({id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.map(n => n.html)}))); }"""
+
+
+def _axe_tab(browser, server, site: Path):
+    """电脑宽度的新标签页，准备好跑整页的 axe：axe 为检查样式表会重新取一遍 CSS，却把主题 theme.css 里的
+    @import "../basic.css" 按页面的地址而不是样式表的地址解析（浏览器自己解析得对），于是请求一个不存在的
+    /basic.css。把这个请求交给真正的文件。"""
+    page = open_tab(browser, server, viewport=LAPTOP)
+    basic_css = (site / "_static" / "basic.css").read_text(encoding="utf-8")
+    page.route(re.compile(r".*/basic\.css$"), lambda r: r.continue_() if "/_static/basic.css" in r.request.url
+               else r.fulfill(status=200, content_type="text/css", body=basic_css))
+    return page
 
 
 def _axe_violations(axe, page) -> list[dict]:
-    """axe-core 在这一页上的全部违规（颜色对比不查代码块，见上）。"""
-    return (axe.run(page, options=AXE_ALL_BUT_CONTRAST).response["violations"]
-            + axe.run(page, context=OUTSIDE_CODE, options=AXE_CONTRAST).response["violations"])
+    """axe-core 在这一页上的全部违规（颜色对比不查代码块，见上）：注入 axe-playwright-python 自带的 axe.min.js，
+    改好对比规则的选择器，跑一次全部规则。"""
+    page.evaluate(axe.axe_script)
+    return page.evaluate(AXE_RUN_JS, [CONTRAST_OUTSIDE_CODE, {"resultTypes": ["violations"]}])
 
 
 @dataclass
@@ -123,12 +139,7 @@ def laptop(site, browser, server) -> dict[str, Visit]:
     from axe_playwright_python.sync_playwright import Axe
 
     axe = Axe()
-    page = open_tab(browser, server, viewport=LAPTOP)
-    # axe 为检查样式表会重新取一遍 CSS，却把主题 theme.css 里的 @import "../basic.css" 按页面的地址而不是
-    # 样式表的地址解析（浏览器自己解析得对），于是请求一个不存在的 /basic.css。把这个请求交给真正的文件。
-    basic_css = (site / "_static" / "basic.css").read_text(encoding="utf-8")
-    page.route(re.compile(r".*/basic\.css$"), lambda r: r.continue_() if "/_static/basic.css" in r.request.url
-               else r.fulfill(status=200, content_type="text/css", body=basic_css))
+    page = _axe_tab(browser, server, site)
     requested: list[str] = []
     page.on("request", lambda r: requested.append(r.url))
     visits, chapters = {}, set(pages(site))
@@ -137,7 +148,7 @@ def laptop(site, browser, server) -> dict[str, Visit]:
         _open(page, site, path)
         visit = Visit(headings=page.locator("h1").count(), ui_text=page.evaluate(UI_TEXT_JS))
         for v in _axe_violations(axe, page):
-            nodes = [n["html"][:120] for n in v["nodes"][:3]]
+            nodes = [html[:120] for html in v["nodes"][:3]]
             visit.violations.append(f"{v['id']} ({v['impact']}): {v['help']} {nodes}")
         visit.figures = page.evaluate(MEASURE_JS)
         if path in chapters:
@@ -220,7 +231,7 @@ def test_every_code_colour_has_enough_contrast_in_both_colour_modes(site, browse
     反证：把关键字 (.k) 改成浅灰，检查就报它。"""
     from axe_playwright_python.sync_playwright import Axe
 
-    axe, page = Axe(), open_tab(browser, server, viewport=LAPTOP)
+    axe, page = Axe(), _axe_tab(browser, server, site)
     page.goto(f"{server}/notebooks/03_qkv.html")
     sample = {"include": [["#tl-code-sample"]]}
     for mode in ("light", "dark"):
@@ -234,6 +245,11 @@ def test_every_code_colour_has_enough_contrast_in_both_colour_modes(site, browse
     page.evaluate(CODE_SAMPLE_JS, "light")
     result = axe.run(page, context=sample, options=AXE_CONTRAST).response
     assert [n["target"] for v in result["violations"] for n in v["nodes"]] == [["#tl-code-sample > pre > .k"]], result["violations"]
+    # 各页那一次 axe（_axe_violations）：代码块里浅灰的 .k 不归它管，代码块外浅灰的一段字照样报出来
+    page.evaluate("""() => { const p = document.createElement('p'); p.id = 'tl-pale'; p.style.color = '#dddddd';
+                             p.textContent = '浅灰的正文'; document.querySelector('main').append(p); }""")
+    found = [(v["id"], html) for v in _axe_violations(axe, page) for html in v["nodes"]]
+    assert found == [("color-contrast", '<p id="tl-pale" style="color: rgb(221, 221, 221);">浅灰的正文</p>')], found
     assert_clean(page)
     page.context.close()
 
