@@ -73,6 +73,14 @@ def _feedback(page, q) -> str:
     return page.locator(f"#tlq-{q.qid} .tlq-feedback").inner_text()
 
 
+# 答完一题后页面上的反馈、得分和回看链接（文字、地址），一次往返读完
+ANSWERED_JS = """id => {
+  const box = document.getElementById(id), link = box.querySelector('.tlq-feedback a');
+  return [box.querySelector('.tlq-feedback').innerText, document.querySelector('.tlq-score').innerText,
+          link ? link.innerText : null, link ? link.getAttribute('href') : null];
+}"""
+
+
 def _wrong_number(q) -> str:
     return repr(q.answer + max(1.0, abs(q.answer)))
 
@@ -95,25 +103,23 @@ def test_answer_every_question_wrong_then_right_with_the_keyboard(site, page):
             _type(page, q, _wrong_number(q))
         else:
             _pick(page, q, (q.correct + 1) % len(q.choices))
-        text = _feedback(page, q)
+        text, score, _, _ = page.evaluate(ANSWERED_JS, f"tlq-{q.qid}")
         assert text.startswith("✘ 还不对"), (q.qid, text)
         if q.kind != "number":
             assert q.why[(q.correct + 1) % len(q.choices)] in text
-        assert _score(page) == f"得分：{n - 1} / {total}（已答 {n} 题）"
+        assert score == f"得分：{n - 1} / {total}（已答 {n} 题）"
         # 再答对
         if q.kind == "number":
             _type(page, q, _right_number(q))
         else:
             _pick(page, q, q.correct)
-        text = _feedback(page, q)
+        text, score, link, targets[q.qid] = page.evaluate(ANSWERED_JS, f"tlq-{q.qid}")
         assert text.startswith("✔ 答对了"), (q.qid, text)
         assert (q.why[q.correct] if q.kind != "number" else q.explain) in text
         for line in q.reveal:
             assert line.strip() in text
-        assert _score(page) == f"得分：{n} / {total}（已答 {n} 题）"
-        link = page.locator(f"#tlq-{q.qid} .tlq-feedback a")
-        assert f"第 {q.chapter} 章" in link.inner_text()
-        targets[q.qid] = link.get_attribute("href")
+        assert score == f"得分：{n} / {total}（已答 {n} 题）"
+        assert f"第 {q.chapter} 章" in link
     # 回看链接：指向那一章的页面，小节的锚点在那一页上真的存在
     for q in BANK:
         url = urlsplit(targets[q.qid])
