@@ -174,6 +174,18 @@ def searcher(browser, server):
 SLOW_FIXTURES = frozenset({"site", "tiny", "server", "browser", "page", "searcher", "lab"})
 
 
+@pytest.hookimpl(tryfirst=True, optionalhook=True)  # optionalhook：-p no:xdist 时没有这个钩子
+def pytest_xdist_auto_num_workers(config) -> int | None:
+    """``-n auto`` 开几个工作进程：跑浏览器和 JupyterLab 的测试时比 CPU 核数多一个。那几个长测试有一截时间在等
+    浏览器排版、等内核算完，多一个进程正好把空出来的 CPU 用上（这台 2 核机器上，整套测试用 2 个进程 6 分 32 秒、
+    空闲 41 CPU 秒，用 3 个进程 6 分 11 秒、空闲 13 CPU 秒）；``dev.py check`` 不跑它们（``-m "not slow"``），
+    一直在算，多开一个只会多收集一遍测试，所以就用核数。设了 ``PYTEST_XDIST_AUTO_NUM_WORKERS`` 时照它的。"""
+    if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS"):
+        return None
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return cores if "not slow" in (config.getoption("markexpr") or "") else cores + 1
+
+
 # 最费时的三个文件排在最前面（各要一到四分钟）：xdist 按收集的顺序把文件一个个发给空下来的工作进程，长的先开跑，
 # 短的在别的进程里填空；排在后面的话，全套测试最后要干等它一个跑完。
 LONGEST_FIRST = ("test_jupyterlab.py", "test_site.py", "test_phone.py")

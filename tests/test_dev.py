@@ -75,3 +75,17 @@ def test_the_tests_run_on_the_pinned_arithmetic():
     """notebook 的存档输出是在统一的那一档指令上算的：测试进程（和它启动的内核）要从 dev.py 继承这些变量。"""
     for name, value in dev.same_arithmetic().items():
         assert os.environ.get(name) == value, f"{name} 没有设成 {value}：请用 python dev.py test 运行测试"
+
+
+@pytest.mark.parametrize("markexpr, extra", [("", 1), ("not slow", 0), ("slow", 1)])
+def test_auto_workers_add_one_only_when_browser_tests_may_run(monkeypatch, markexpr, extra):
+    """``-n auto``（conftest.py 的 ``pytest_xdist_auto_num_workers``）：完整测试比核数多开一个，``dev.py check``
+    （``-m "not slow"``）就用核数；设了 ``PYTEST_XDIST_AUTO_NUM_WORKERS`` 时交给 xdist 照它的办。"""
+    from conftest import pytest_xdist_auto_num_workers
+
+    config = types.SimpleNamespace(getoption=lambda name: {"markexpr": markexpr}[name])
+    monkeypatch.delenv("PYTEST_XDIST_AUTO_NUM_WORKERS", raising=False)
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1, 2, 3}, raising=False)
+    assert pytest_xdist_auto_num_workers(config) == 4 + extra
+    monkeypatch.setenv("PYTEST_XDIST_AUTO_NUM_WORKERS", "7")
+    assert pytest_xdist_auto_num_workers(config) is None
