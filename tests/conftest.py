@@ -177,8 +177,8 @@ SLOW_FIXTURES = frozenset({"site", "tiny", "server", "browser", "page", "searche
 @pytest.hookimpl(tryfirst=True, optionalhook=True)  # optionalhook：-p no:xdist 时没有这个钩子
 def pytest_xdist_auto_num_workers(config) -> int | None:
     """``-n auto`` 开几个工作进程：跑浏览器和 JupyterLab 的测试时比 CPU 核数多一个。那几个长测试有一截时间在等
-    浏览器排版、等内核算完，多一个进程正好把空出来的 CPU 用上（这台 2 核机器上，整套测试用 2 个进程 6 分 32 秒、
-    空闲 41 CPU 秒，用 3 个进程 6 分 11 秒、空闲 13 CPU 秒）；``dev.py check`` 不跑它们（``-m "not slow"``），
+    浏览器排版、等内核算完，多一个进程正好把空出来的 CPU 用上（这台 2 核机器上，整套测试里两个核空着的时间
+    2 个进程时 41 CPU 秒，3 个进程时 12–13 CPU 秒）；``dev.py check`` 不跑它们（``-m "not slow"``），
     一直在算，多开一个只会多收集一遍测试，所以就用核数。设了 ``PYTEST_XDIST_AUTO_NUM_WORKERS`` 时照它的。"""
     if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS"):
         return None
