@@ -314,28 +314,25 @@ MARK_TARGETS_JS = """() => {
   targets.forEach((el, i) => el.dataset.kbd = String(i));
   return targets.length;
 }"""
-# 记下 Tab 依次经过的目标（带 data-kbd 的滑块和题目），以及焦点有没有绕回第一个拿到焦点的元素
-TAB_LOG_JS = """() => {
-  const log = window.__tabLog = {order: [], first: null, wrapped: false};
-  document.addEventListener("focusin", e => {
-    const t = e.target;
-    if (log.first === null) log.first = t; else if (t === log.first) log.wrapped = true;
-    if (t.dataset && t.dataset.kbd !== undefined && !log.order.includes(+t.dataset.kbd)) log.order.push(+t.dataset.kbd);
-  }, true);
-}"""
+# 正的 tabindex 会把元素插到 Tab 顺序的最前面，让键盘顺序和正文顺序对不上
+POSITIVE_TABINDEX_JS = """() => [...document.querySelectorAll("[tabindex]")].some(e => e.tabIndex > 0)"""
+# 焦点在不在带 data-kbd 的第 i 个目标上（一次往返读完）；FOCUS_JS 先把焦点放上去再看
+FOCUSED_JS = """i => { const a = document.activeElement; return !!a && a.dataset.kbd === String(i); }"""
+FOCUS_JS = """i => { document.querySelector(`[data-kbd="${i}"]`).focus(); return document.activeElement.dataset.kbd === String(i); }"""
 
 
-def _tab_through(page, count: int, limit: int = 1500, batch: int = 20) -> list[int]:
-    """从页面开头一直按 Tab，记下依次拿到焦点的目标（滑块、小测验的题目）的编号，直到全部经过或焦点回到开头。"""
-    page.evaluate("() => { document.activeElement && document.activeElement.blur(); window.scrollTo(0, 0); }")
-    page.evaluate(TAB_LOG_JS)
-    for pressed in range(0, limit, batch):
-        for _ in range(batch):
-            page.keyboard.press("Tab")
-        log = page.evaluate("() => ({order: __tabLog.order, wrapped: __tabLog.wrapped})")
-        if len(log["order"]) >= count or log["wrapped"]:
-            break
-    return log["order"]
+def _tab_reaches(page, i: int) -> bool:
+    """第 i 个目标在 Tab 键的顺序里：先把焦点放在它上面，按 Shift+Tab 退到它前面那个能拿焦点的元素，
+    再按一次 Tab，焦点必须回到它身上。Tab 的顺序是一个环，环上的每一个元素从页面开头一路按 Tab 都走得到，
+    所以这和从头按到尾是同一个结论；不在顺序里（tabindex=-1、被禁用、看不见）的控件回不来。
+    不必从头按几百次 Tab：整页走一遍是键盘测试最慢的一段。"""
+    if not page.evaluate(FOCUS_JS, i):
+        return False
+    page.keyboard.press("Shift+Tab")
+    if page.evaluate(FOCUSED_JS, i):
+        return False
+    page.keyboard.press("Tab")
+    return page.evaluate(FOCUSED_JS, i)
 
 
 # 一个滑块所在的图此刻的样子：帧号、图片、替代文字、这个滑块显示的数值，以及滑块的值（一次往返读完）
@@ -347,22 +344,26 @@ STATE_JS = """slider => {
 }"""
 
 
-def _check_quiz(page, target, where: str) -> None:
-    details = target.locator("xpath=..")
-    assert not details.evaluate("d => d.open")
+# 一道题此刻的样子：答案展开了没有，答案的第一块看不看得见
+QUIZ_JS = """s => { const d = s.parentElement, a = d.querySelector(":scope > :not(summary)");
+  return [d.open, !!a && a.checkVisibility()]; }"""
+
+
+def _check_quiz(page, summary, where: str) -> None:
+    """Enter 展开答案（看得见），再按一次 Enter 合上。``summary`` 是元素句柄。"""
+    assert summary.evaluate(QUIZ_JS) == [False, False], f"{where}：小测验一开始就是展开的"
     page.keyboard.press("Enter")
-    assert details.evaluate("d => d.open"), f"{where}：Enter 打不开小测验的答案"
-    assert details.locator("> :not(summary)").first.is_visible()
+    assert summary.evaluate(QUIZ_JS) == [True, True], f"{where}：Enter 打不开小测验的答案"
     page.keyboard.press("Enter")
-    assert not details.evaluate("d => d.open")
+    assert summary.evaluate(QUIZ_JS) == [False, False], f"{where}：再按 Enter 合不上小测验的答案"
 
 
 def _check_slider(page, slider, where: str) -> None:
     """键盘：Home 到最小值、→ 走一步、End 到最大值、← 退一步，图、替代文字和显示的数值都跟着变；
-    鼠标：按住手柄拖到最左端、再拖到最右端，回到 Home、End 时的那两帧。"""
+    鼠标：按住手柄拖到最左端、再拖到最右端，回到 Home、End 时的那两帧。``slider`` 是元素句柄（每次读状态只一个往返）。"""
     state = lambda: tuple(slider.evaluate(STATE_JS))  # noqa: E731
-    n = int(slider.get_attribute("max"))
-    assert slider.get_attribute("min") == "0"
+    low, n = slider.evaluate("s => [s.min, +s.max]")
+    assert low == "0", f"{where}：滑块的最小值是 {low}"
     page.keyboard.press("Home")
     lo = state()
     page.keyboard.press("ArrowRight")
@@ -377,11 +378,12 @@ def _check_slider(page, slider, where: str) -> None:
     slider.scroll_into_view_if_needed()
     box = slider.bounding_box()
     y = box["y"] + box["height"] / 2
-    for target, expected in ((box["x"] - 20, lo), (box["x"] + box["width"] + 20, hi)):
-        thumb_x = box["x"] + box["width"] * int(state()[4]) / n
+    # 手柄先在 n - 1 处（上面的 ←），拖到最左端之后在 0 处
+    for at, target, expected in ((n - 1, box["x"] - 20, lo), (0, box["x"] + box["width"] + 20, hi)):
+        thumb_x = box["x"] + box["width"] * at / n
         page.mouse.move(min(max(thumb_x, box["x"] + 4), box["x"] + box["width"] - 4), y)
         page.mouse.down()
-        page.mouse.move(target, y, steps=3)
+        page.mouse.move(target, y, steps=2)
         page.mouse.up()
         assert state() == expected, f"{where}：鼠标拖动无效"
 
@@ -390,13 +392,15 @@ def _keyboard_and_mouse(page, name: str) -> tuple[dict, list[str]]:
     """在已经打开的正文页上：每个滑块和每道小测验都能用 Tab 走到；滑块用 Home / End / ← → 换帧、用鼠标拖到两端，
     题目用 Enter 展开答案。返回（试过的滑块、题目各几个，发现的问题）。"""
     count = page.evaluate(MARK_TARGETS_JS)
-    reached = _tab_through(page, count)
-    if sorted(reached) != list(range(count)):
-        return {}, [f"{name}：Tab 走不到第 {sorted(set(range(count)) - set(reached))} 个控件"]
+    page.evaluate("() => { document.activeElement && document.activeElement.blur(); }")
+    if page.evaluate(POSITIVE_TABINDEX_JS):
+        return {}, [f"{name}：有元素用了正的 tabindex，Tab 的顺序不再跟着正文走"]
     tried, problems = {"slider": 0, "quiz": 0}, []
-    for i in reached:
-        target = page.locator(f'[data-kbd="{i}"]')
-        target.focus()  # 回到这个控件（上面的 Tab 已证明它在键盘顺序里）
+    for i in range(count):
+        if not _tab_reaches(page, i):
+            problems.append(f"{name}：Tab 走不到第 {i} 个控件")
+            continue
+        target = page.locator(f'[data-kbd="{i}"]').element_handle()  # 解析一次，后面每次读状态只一个往返
         try:
             if target.evaluate("e => e.tagName") == "SUMMARY":
                 tried["quiz"] += 1
@@ -407,6 +411,27 @@ def _keyboard_and_mouse(page, name: str) -> tuple[dict, list[str]]:
         except AssertionError as err:
             problems.append(str(err))
     return tried, problems
+
+
+def test_the_tab_check_catches_a_control_outside_the_tab_order(browser, server):
+    """反证：``_tab_reaches`` 认得出 Tab 走不到的控件（tabindex=-1、被禁用、藏起来的），放过走得到的；
+    ``_keyboard_and_mouse`` 报出正的 tabindex。"""
+    page = open_tab(browser, server)
+    page.set_content("""<a href="#a">前</a><details><summary>题</summary>答</details>
+      <div class="tlx"><input class="tlx-range" type="range" min="0" max="3"></div>
+      <div class="tlx"><input class="tlx-range" type="range" min="0" max="3" tabindex="-1"></div>
+      <div class="tlx"><input class="tlx-range" type="range" min="0" max="3" disabled></div>
+      <div class="tlx" style="display:none"><input class="tlx-range" type="range" min="0" max="3"></div>
+      <a href="#b">后</a>""")
+    count = page.evaluate(MARK_TARGETS_JS)
+    kinds = page.evaluate("() => [...document.querySelectorAll('[data-kbd]')].map(e => e.tagName)")
+    reached = [_tab_reaches(page, i) for i in range(count)]
+    page.evaluate("() => document.querySelector('a').tabIndex = 2")
+    _, problems = _keyboard_and_mouse(page, "反证页")
+    page.context.close()
+    assert kinds == ["SUMMARY", "INPUT", "INPUT", "INPUT", "INPUT"], kinds
+    assert reached == [True, True, False, False, False], reached
+    assert problems == ["反证页：有元素用了正的 tabindex，Tab 的顺序不再跟着正文走"], problems
 
 
 def test_every_slider_and_quiz_works_with_the_keyboard_and_the_mouse(laptop):
