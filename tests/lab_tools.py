@@ -284,7 +284,7 @@ def _wait_connected(page, base: str, name: str, timeout_s: float = 120) -> None:
     "Session has no kernel."，Run All 就停在那里（一次运行里第 1 章只跑了第一个单元格）。
 
     等待用 ``page.wait_for_timeout`` 而不是 ``time.sleep``：Playwright 的同步接口只在我们调用它时才处理事件和
-    回调（外部请求的拦截、控制台消息）——睡着时它们都挂着。"""
+    回调（记下外部请求、控制台消息）——睡着时它们都挂着。"""
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         kernel = kernels(base).get(name)
@@ -375,7 +375,7 @@ def wait_all_done(views: dict[str, Opened], started: dict, base: str, timeout_s:
         if time.monotonic() > deadline:
             raise AssertionError(f"这些 notebook 在 {timeout_s:.0f} 秒内没跑完（页面状态；补点过 Run All 的次数 "
                                  f"{ {n: c for n, c in clicks.items() if c} }）：{states}")
-        next(iter(views.values())).page.wait_for_timeout(poll_s * 1000)  # 等的同时让 Playwright 处理各页的 page.route 回调
+        next(iter(views.values())).page.wait_for_timeout(poll_s * 1000)  # 等的同时让 Playwright 处理各页的事件回调
     return done
 
 

@@ -70,21 +70,23 @@ def pages(site: Path = HTML) -> list[Path]:
 
 
 def block_outside(page, base: str, blocked: list[str]) -> None:
-    """拦截一切不属于本站（``base``）的请求，记进 ``blocked``。
+    """记下一切不属于本站（``base``）的请求（进 ``blocked``）；它们到不了外面：浏览器启动时的
+    ``--host-resolver-rules``（``CHROMIUM_ARGS``）让 127.0.0.1 以外的主机名一律解析失败，请求在浏览器里就失败了。
 
-    拦截的网址模式是一个正则（"不以本站地址、data:、blob: 开头"），Playwright 把它交给浏览器那一侧去匹配：
-    本站的请求（每页几十到几百个，拖滑块时一帧一个）不必停下来等本进程回话；以前的 ``"**/*"`` 让每个请求都
-    在 Python 里转一圈。"""
-    def route(r):
-        blocked.append(r.request.url)
-        r.abort()
+    只听请求事件，不用 ``page.route`` 拦截：Playwright 一开拦截就关掉浏览器的 HTTP 缓存，而且每个请求都要停下来
+    等驱动放行——同一个标签页里连开十几页时，每页的样式表、脚本和 MathJax 都要重新下载、重新编译。"""
+    own = (f"{base}/", "data:", "blob:")
 
-    page.route(re.compile(rf"^(?!{re.escape(base)}(?:/|$)|data:|blob:)"), route)
+    def seen(request):
+        if not request.url.startswith(own) and request.url != base:
+            blocked.append(request.url)
+
+    page.on("request", seen)
 
 
 def open_tab(browser, base: str, **options):
-    """新的浏览器环境（``options`` 交给 ``browser.new_context``：视口、像素比、触屏……）里的一个标签页：拦截一切
-    非本站请求记进 ``page.external``，控制台报错和页面异常记进 ``page.errors``；``page.base`` 是网站地址。
+    """新的浏览器环境（``options`` 交给 ``browser.new_context``：视口、像素比、触屏……）里的一个标签页：一切非本站请求
+    （浏览器拦下，见 ``block_outside``）记进 ``page.external``，控制台报错和页面异常记进 ``page.errors``；``page.base`` 是网站地址。
     用完 ``page.context.close()``。"""
     context = browser.new_context(**({"viewport": {"width": 1280, "height": 900}} | options))
     page = context.new_page()
@@ -95,9 +97,10 @@ def open_tab(browser, base: str, **options):
     return page
 
 
-# 从头到尾滚一遍页面：每次 400 px、停 30 ms，让播放器的 IntersectionObserver 看见每一张图
+# 从头到尾滚一遍页面：每次滚一屏（少 50 px，上下两屏有重叠）、停 30 ms，让播放器的 IntersectionObserver 看见
+# 每一张图：一屏一屏接着滚，页面上每一处都在某一次停下时进过视野
 SCROLL_JS = """async () => {
-  for (let y = 0; y < document.body.scrollHeight; y += 400) {
+  for (let y = 0; y < document.body.scrollHeight; y += innerHeight - 50) {
     window.scrollTo(0, y); await new Promise(r => setTimeout(r, 30));
   }
 }"""

@@ -171,7 +171,8 @@ def test_every_page_loads_offline_without_console_errors(laptop):
 
 
 def test_the_offline_check_catches_an_outside_request(site, browser, server):
-    """反证：页面要取外部地址（CDN、谷歌字体）时，``open_tab`` 的拦截记下它、不放行；本站的文件照常取到。"""
+    """反证：页面要取外部地址（CDN、谷歌字体）时，浏览器不放行（``CHROMIUM_ARGS`` 里的 ``--host-resolver-rules``），
+    ``open_tab`` 记下它；本站的文件照常取到。"""
     page = open_tab(browser, server)
     page.goto(f"{server}/notebooks/03_qkv.html")
     fetched = page.evaluate("""async () => Promise.all(["https://cdn.jsdelivr.net/npm/x.js", "//fonts.googleapis.com/css",
