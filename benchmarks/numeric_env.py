@@ -1,4 +1,4 @@
-"""dev.py 给所有子进程定下的两样数值环境，各自的快慢：在同一次运行里交替量，给出耗时之比。
+"""dev.py 给所有子进程定下的三样数值环境，各自的快慢：在同一次运行里交替量，给出耗时之比。
 
 1. **线程数**：``OPENBLAS_NUM_THREADS=1`` 对默认（每个核一个线程）。书里的矩阵都很小，测试、建网站时又有好几个
    进程同时在算，``dev.py`` 因此让线性代数库只用一个线程。
@@ -6,7 +6,11 @@
    机器上一位不差）对不指定（各按处理器挑最快的）。两种都是一个线程。这台机器本来就挑 AVX2 那一档时（没有
    AVX-512 的处理器），两者本是同一条路，比值应在 1 附近；有 AVX-512 的机器上，这个比值就是统一的代价。
 
-量的是第 9 章小 GPT 的训练（``lessons.runs.GPT`` 的设置，只训练几步）和一个中等大小的矩阵乘法。这些设置要在导入
+3. **批量运行的内存设置**（``dev.BATCH_MEMORY``：glibc 把 1 GiB 以下的块留在进程里重用，NumPy 不申请透明大页）
+   对默认。第 7 章 n = 4096 的注意力表（128 MiB）在新进程里第一次算，和运行那个单元格时一样。
+
+量的是第 9 章小 GPT 的训练（``lessons.runs.GPT`` 的设置，只训练几步）、一个中等大小的矩阵乘法，和第 7 章
+n = 4096 的普通注意力。这些设置要在导入
 NumPy 之前定下，所以每种设置在一个子进程里跑；几种设置交替跑几轮，取中位数之比（比值不受机器忙闲影响）。
 
     python benchmarks/numeric_env.py
@@ -37,17 +41,24 @@ t = time.perf_counter()
 for _ in range(200):
     a @ b.T
 matmul = time.perf_counter() - t
-print(json.dumps({"gpt": gpt, "matmul": matmul}))
+import transformer_lab as tl
+q, k, v = np.random.default_rng(0).standard_normal((3, 4096, 64))
+t = time.perf_counter()
+for _ in range(3):
+    tl.scaled_dot_product_attention(q, k, v)
+big = time.perf_counter() - t
+print(json.dumps({"gpt": gpt, "matmul": matmul, "big": big}))
 """
 ROUNDS = 3
-MANAGED = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_CORETYPE", "NPY_DISABLE_CPU_FEATURES")
+MANAGED = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_CORETYPE", "NPY_DISABLE_CPU_FEATURES",
+           "NUMPY_MADVISE_HUGEPAGE", "MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_")
 
 
-def same_arithmetic() -> dict[str, str]:
+def dev_module():
     spec = importlib.util.spec_from_file_location("dev", ROOT / "dev.py")
     dev = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(dev)
-    return dev.same_arithmetic()
+    return dev
 
 
 def run(settings: dict[str, str]) -> dict[str, float]:
@@ -58,19 +69,23 @@ def run(settings: dict[str, str]) -> dict[str, float]:
 
 def main() -> None:
     one = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
-    pinned = same_arithmetic()
-    settings = {"1 个线程": one, "默认线程数": {}, "1 个线程 + 同一档指令": one | pinned}
+    dev = dev_module()
+    pinned = dev.same_arithmetic()
+    settings = {"1 个线程": one, "默认线程数": {}, "1 个线程 + 同一档指令": one | pinned,
+                "1 个线程 + 同一档指令 + 内存设置": one | pinned | dev.BATCH_MEMORY}
     results = {name: [] for name in settings}
     for _ in range(ROUNDS):
         for name, env in settings.items():
             results[name].append(run(env))
     print(f"核数 {os.cpu_count()}，每种设置 {ROUNDS} 轮，交替运行；同一档指令：{pinned or '这台机器不是 x86-64 或没有 AVX2，不指定'}")
     median = {name: {key: statistics.median(r[key] for r in rs) for key in rs[0]} for name, rs in results.items()}
-    print("测量 | 1 个线程 中位 s | 默认线程数 中位 s | 同一档指令 中位 s | 1 个线程 / 默认 | 同一档 / 不指定")
-    print("--- | --- | --- | --- | --- | ---")
-    for key, label in (("gpt", "小 GPT 训练 8 步"), ("matmul", "200 次 (256×384)·(384×256)")):
-        a, b, c = (median[name][key] for name in settings)
-        print(f"{label} | {a:.2f} | {b:.2f} | {c:.2f} | {a / b:.2f} | {c / a:.2f}")
+    print("测量 | 1 个线程 中位 s | 默认线程数 中位 s | 同一档指令 中位 s | 内存设置 中位 s | 1 个线程 / 默认 | "
+          "同一档 / 不指定 | 内存设置 / 默认")
+    print("--- | --- | --- | --- | --- | --- | --- | ---")
+    for key, label in (("gpt", "小 GPT 训练 8 步"), ("matmul", "200 次 (256×384)·(384×256)"),
+                       ("big", "3 次 n = 4096 的注意力（第 7 章）")):
+        a, b, c, d = (median[name][key] for name in settings)
+        print(f"{label} | {a:.2f} | {b:.2f} | {c:.2f} | {d:.2f} | {a / b:.2f} | {c / a:.2f} | {d / c:.2f}")
 
 
 if __name__ == "__main__":

@@ -77,6 +77,16 @@ def test_the_tests_run_on_the_pinned_arithmetic():
         assert os.environ.get(name) == value, f"{name} 没有设成 {value}：请用 python dev.py test 运行测试"
 
 
+@pytest.mark.parametrize("command", ["test", "check", "book", "refresh"])
+def test_batch_commands_keep_freed_memory_and_the_lab_does_not(command):
+    """测试、建网站、刷新：glibc 留着释放的块重用、NumPy 不申请大页（``BATCH_MEMORY``）；读者的 JupyterLab 只要
+    一个线程，不占着用过的内存。"""
+    env, lab = dev.process_env(command), dev.process_env("lab")
+    assert env["MALLOC_MMAP_THRESHOLD_"] == str(2**30) and env["NUMPY_MADVISE_HUGEPAGE"] == "0"
+    assert env["OPENBLAS_NUM_THREADS"] == lab["OPENBLAS_NUM_THREADS"] == "1"
+    assert not {"MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_", "NUMPY_MADVISE_HUGEPAGE"} & set(lab)
+
+
 @pytest.mark.parametrize("markexpr, extra", [("", 1), ("not slow", 0), ("slow", 1)])
 def test_auto_workers_add_one_only_when_browser_tests_may_run(monkeypatch, markexpr, extra):
     """``-n auto``（conftest.py 的 ``pytest_xdist_auto_num_workers``）：完整测试比核数多开一个，``dev.py check``
