@@ -1,4 +1,5 @@
-"""dev.py 给所有子进程定下的三样数值环境，各自的快慢：在同一次运行里交替量，给出耗时之比。
+"""dev.py 给子进程定下的三样数值环境（第 3 样只给批量的命令，不给 ``dev.py lab``），各自的快慢：在同一次运行里
+交替量，给出耗时之比。
 
 1. **线程数**：``OPENBLAS_NUM_THREADS=1`` 对默认（每个核一个线程）。书里的矩阵都很小，测试、建网站时又有好几个
    进程同时在算，``dev.py`` 因此让线性代数库只用一个线程。
@@ -10,8 +11,8 @@
    对默认。第 7 章 n = 4096 的注意力表（128 MiB）在新进程里第一次算，和运行那个单元格时一样。
 
 量的是第 9 章小 GPT 的训练（``lessons.runs.GPT`` 的设置，只训练几步）、一个中等大小的矩阵乘法，和第 7 章
-n = 4096 的普通注意力。这些设置要在导入
-NumPy 之前定下，所以每种设置在一个子进程里跑；几种设置交替跑几轮，取中位数之比（比值不受机器忙闲影响）。
+n = 4096 的普通注意力。这些设置要在导入 NumPy 之前定下，所以每种设置在一个子进程里跑；几种设置交替跑几轮，
+取中位数之比（比值不受机器忙闲影响）。
 
     python benchmarks/numeric_env.py
 """
@@ -50,8 +51,6 @@ big = time.perf_counter() - t
 print(json.dumps({"gpt": gpt, "matmul": matmul, "big": big}))
 """
 ROUNDS = 3
-MANAGED = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_CORETYPE", "NPY_DISABLE_CPU_FEATURES",
-           "NUMPY_MADVISE_HUGEPAGE", "MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_")
 
 
 def dev_module():
@@ -59,6 +58,12 @@ def dev_module():
     dev = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(dev)
     return dev
+
+
+DEV = dev_module()
+# 外面设了的这些变量都不带进子进程，只用每种设置自己的
+MANAGED = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_CORETYPE", "NPY_DISABLE_CPU_FEATURES",
+           *DEV.BATCH_MEMORY)
 
 
 def run(settings: dict[str, str]) -> dict[str, float]:
@@ -69,10 +74,9 @@ def run(settings: dict[str, str]) -> dict[str, float]:
 
 def main() -> None:
     one = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
-    dev = dev_module()
-    pinned = dev.same_arithmetic()
+    pinned = DEV.same_arithmetic()
     settings = {"1 个线程": one, "默认线程数": {}, "1 个线程 + 同一档指令": one | pinned,
-                "1 个线程 + 同一档指令 + 内存设置": one | pinned | dev.BATCH_MEMORY}
+                "1 个线程 + 同一档指令 + 内存设置": one | pinned | DEV.BATCH_MEMORY}
     results = {name: [] for name in settings}
     for _ in range(ROUNDS):
         for name, env in settings.items():

@@ -393,7 +393,6 @@ def _keyboard_and_mouse(page, name: str) -> tuple[dict, list[str]]:
     """在已经打开的正文页上：每个滑块和每道小测验都能用 Tab 走到；滑块用 Home / End / ← → 换帧、用鼠标拖到两端，
     题目用 Enter 展开答案。返回（试过的滑块、题目各几个，发现的问题）。"""
     count = page.evaluate(MARK_TARGETS_JS)
-    page.evaluate("() => { document.activeElement && document.activeElement.blur(); }")
     if page.evaluate(POSITIVE_TABINDEX_JS):
         return {}, [f"{name}：有元素用了正的 tabindex，Tab 的顺序不再跟着正文走"]
     tried, problems = {"slider": 0, "quiz": 0}, []
