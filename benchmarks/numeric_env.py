@@ -62,8 +62,7 @@ def dev_module():
 
 DEV = dev_module()
 # 外面设了的这些变量都不带进子进程，只用每种设置自己的
-MANAGED = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_CORETYPE", "NPY_DISABLE_CPU_FEATURES",
-           *DEV.BATCH_MEMORY)
+MANAGED = (*DEV.SINGLE_THREAD, "OPENBLAS_CORETYPE", "NPY_DISABLE_CPU_FEATURES", *DEV.BATCH_MEMORY)
 
 
 def run(settings: dict[str, str]) -> dict[str, float]:
@@ -73,7 +72,7 @@ def run(settings: dict[str, str]) -> dict[str, float]:
 
 
 def main() -> None:
-    one = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
+    one = DEV.SINGLE_THREAD
     pinned = DEV.same_arithmetic()
     settings = {"1 个线程": one, "默认线程数": {}, "1 个线程 + 同一档指令": one | pinned,
                 "1 个线程 + 同一档指令 + 内存设置": one | pinned | DEV.BATCH_MEMORY}
