@@ -1,18 +1,20 @@
 """基准脚本共用的一把尺子：单线程 BLAS、交替测量取中位数或最短、打印比值。
 
-在导入 NumPy 之前导入本模块（``import _harness``）：BLAS 的线程数只在 NumPy 第一次加载时读取。
+在导入 NumPy 之前导入本模块（``from benchmarks import _harness``）：BLAS 的线程数只在 NumPy 第一次加载时读取。
 共享的 CPU 上多线程自旋会让计时大起大落，所以一律单线程；墙上时钟受机器忙闲影响，所以结论都写成
 同一次运行里、交替测出的两个量之比。测试里从不断言时间。
 
-    python benchmarks/run_all.py      # 依次运行 benchmarks/ 下的全部脚本
+    python dev.py bench      # 依次运行 benchmarks/ 下的全部脚本
 """
 
 from __future__ import annotations
 
 import os
 
-for _name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
-    os.environ.setdefault(_name, "1")
+from tools.env import SINGLE_THREAD
+
+for _name, _value in SINGLE_THREAD.items():
+    os.environ.setdefault(_name, _value)
 
 import statistics  # noqa: E402
 import time  # noqa: E402

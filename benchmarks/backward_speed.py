@@ -1,6 +1,6 @@
 """反向传播的速度：反向时间 / 前向时间（同一次运行里测，打印比值；目标 ≤ 3×）；以及第 5 章一次训练的用时（目标 ≤ 2 s）。
 
-    python benchmarks/backward_speed.py
+    python -m benchmarks.backward_speed
 
 形状：T = 256, D = 512, H = 8（d_k = 64）。
 - 缩放点积注意力：q, k, v 为 (H, T, d_k) —— 也就是多头注意力内部每个头的形状；另测一个单头 (T, D)。
@@ -13,10 +13,10 @@
 目标 (≤ 3×) 针对题目给的形状 T = 256, D = 512, H = 8；单头那一行只作参考。
 """
 
-import _harness  # noqa: F401  单线程 BLAS：须在导入 NumPy 之前
 import numpy as np
-from _harness import alternate, best
 
+from benchmarks import _harness  # noqa: F401  单线程 BLAS：须在导入 NumPy 之前
+from benchmarks._harness import alternate, best
 from transformer_lab.core.attention import (
     causal_mask,
     scaled_dot_product_attention,

@@ -7,17 +7,17 @@
    每一步的概率相差不到 1e-12，再测用时之比（目标 ≥ 10×）。提示词短（3 个字）和长（56 个字：考题里的一段）各测一次，
    另外测一次采样（温度 0.8、top_p 0.9，同一个种子）。
 
-    python benchmarks/generation_speed.py              # 两项都测
-    python benchmarks/generation_speed.py --no-train   # 只测生成（用硬盘上存好的 tl.runs.gpt()）
+    python -m benchmarks.generation_speed              # 两项都测
+    python -m benchmarks.generation_speed --no-train   # 只测生成（用硬盘上存好的 tl.runs.gpt()）
 """
 
 import sys
 import time
 
-import _harness  # noqa: F401  单核（须在导入 NumPy 之前）
 import numpy as np
-from _harness import best, cpu_seconds
 
+from benchmarks import _harness  # noqa: F401  单核（须在导入 NumPy 之前）
+from benchmarks._harness import best, cpu_seconds
 from transformer_lab.lessons import corpus, generation, runs, tiny_gpt
 
 NEW, REPEATS = 200, 5

@@ -6,8 +6,8 @@
 2. 第一张活图出现得多快：Run All 之后，单独再运行这一章第一个可交互图的单元格，量从单元格跑完
    （提示符出现编号）到图片载入的时间。目标 2 秒以内。
 
-    python benchmarks/jupyterlab_timing.py            # 全部章节
-    python benchmarks/jupyterlab_timing.py 04 08      # 只量这几章
+    python -m benchmarks.jupyterlab_timing            # 全部章节
+    python -m benchmarks.jupyterlab_timing 04 08      # 只量这几章
 """
 
 from __future__ import annotations
@@ -17,12 +17,11 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-import nbformat  # noqa: E402
-from nbclient import NotebookClient  # noqa: E402
+import nbformat
+from nbclient import NotebookClient
 
-from lab_tools import NOTEBOOKS, jupyterlab, open_notebook, open_page, wait_all_done  # noqa: E402
-from site_tools import CHROMIUM_ARGS, NO_CHROMIUM, chromium_path  # noqa: E402
+from tools.lab import NOTEBOOKS, jupyterlab, open_notebook, open_page, wait_all_done
+from tools.site import CHROMIUM_ARGS, NO_CHROMIUM, chromium_path
 
 
 def headless_seconds(path: Path) -> float:

@@ -1,7 +1,7 @@
 """活滑块的更新延迟：把每张可交互图沿滑块的整个范围拖一遍（Agg 后端），报告中位数和 p95，
 并与同一次运行里"同样大小的图做一次 set_data + draw"的参照值相比。
 
-    python benchmarks/live_latency.py
+    python -m benchmarks.live_latency
 
 两种口径：
 * update+draw：改数据并重绘（与参照值口径相同，比值目标 <= 1.5）；

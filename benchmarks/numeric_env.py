@@ -1,31 +1,32 @@
-"""dev.py 给子进程定下的三样数值环境（第 3 样只给批量的命令，不给 ``dev.py lab``），各自的快慢：在同一次运行里
+"""dev.py（``tools.env``）给子进程定下的三样数值环境（第 3 样只给批量的命令，不给 ``dev.py lab``），各自的快慢：在同一次运行里
 交替量，给出耗时之比。
 
 1. **线程数**：``OPENBLAS_NUM_THREADS=1`` 对默认（每个核一个线程）。书里的矩阵都很小，测试、建网站时又有好几个
    进程同时在算，``dev.py`` 因此让线性代数库只用一个线程。
-2. **同一档指令**（``dev.same_arithmetic()``：x86-64 上 OpenBLAS 和 NumPy 都走 AVX2 那一档，存档的输出在每台
+2. **同一档指令**（``same_arithmetic()``：x86-64 上 OpenBLAS 和 NumPy 都走 AVX2 那一档，存档的输出在每台
    机器上一位不差）对不指定（各按处理器挑最快的）。两种都是一个线程。这台机器本来就挑 AVX2 那一档时（没有
    AVX-512 的处理器），两者本是同一条路，比值应在 1 附近；有 AVX-512 的机器上，这个比值就是统一的代价。
 
-3. **批量运行的内存设置**（``dev.BATCH_MEMORY``：glibc 把 1 GiB 以下的块留在进程里重用，NumPy 不申请透明大页）
+3. **批量运行的内存设置**（``BATCH_MEMORY``：glibc 把 1 GiB 以下的块留在进程里重用，NumPy 不申请透明大页）
    对默认。第 7 章 n = 4096 的注意力表（128 MiB）在新进程里第一次算，和运行那个单元格时一样。
 
 量的是第 9 章小 GPT 的训练（``lessons.runs.GPT`` 的设置，只训练几步）、一个中等大小的矩阵乘法，和第 7 章
 n = 4096 的普通注意力。这些设置要在导入 NumPy 之前定下，所以每种设置在一个子进程里跑；几种设置交替跑几轮，
 取中位数之比（比值不受机器忙闲影响）。
 
-    python benchmarks/numeric_env.py
+    python -m benchmarks.numeric_env
 """
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import statistics
 import subprocess
 import sys
 from pathlib import Path
+
+from tools.env import BATCH_MEMORY, SINGLE_THREAD, same_arithmetic
 
 ROOT = Path(__file__).resolve().parents[1]
 PROBE = """
@@ -53,16 +54,8 @@ print(json.dumps({"gpt": gpt, "matmul": matmul, "big": big}))
 ROUNDS = 3
 
 
-def dev_module():
-    spec = importlib.util.spec_from_file_location("dev", ROOT / "dev.py")
-    dev = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(dev)
-    return dev
-
-
-DEV = dev_module()
 # 外面设了的这些变量都不带进子进程，只用每种设置自己的
-MANAGED = (*DEV.SINGLE_THREAD, "OPENBLAS_CORETYPE", "NPY_DISABLE_CPU_FEATURES", *DEV.BATCH_MEMORY)
+MANAGED = (*SINGLE_THREAD, "OPENBLAS_CORETYPE", "NPY_DISABLE_CPU_FEATURES", *BATCH_MEMORY)
 
 
 def run(settings: dict[str, str]) -> dict[str, float]:
@@ -72,10 +65,10 @@ def run(settings: dict[str, str]) -> dict[str, float]:
 
 
 def main() -> None:
-    one = DEV.SINGLE_THREAD
-    pinned = DEV.same_arithmetic()
+    one = SINGLE_THREAD
+    pinned = same_arithmetic()
     settings = {"1 个线程": one, "默认线程数": {}, "1 个线程 + 同一档指令": one | pinned,
-                "1 个线程 + 同一档指令 + 内存设置": one | pinned | DEV.BATCH_MEMORY}
+                "1 个线程 + 同一档指令 + 内存设置": one | pinned | BATCH_MEMORY}
     results = {name: [] for name in settings}
     for _ in range(ROUNDS):
         for name, env in settings.items():

@@ -1,6 +1,6 @@
 """位置编码的速度：算一张 (T = 8192, d_model = 1024) 的正弦位置编码表，用时是"一次 np.sin"的几倍（同一次运行里测，目标 <= 2×）。
 
-    python benchmarks/positional_speed.py
+    python -m benchmarks.positional_speed
 
 参照是一次 ``np.sin`` 作用在同样大小 (8192 × 1024) 的数组上。np.sin 的快慢和自变量的大小有关
 （自变量大时要先做"减去 2π 的整数倍"，更慢），所以给两个参照：
@@ -10,10 +10,10 @@
 每项取多次运行的中位数，交替测量，负载变化对两边一样。
 """
 
-import _harness  # noqa: F401  单线程 BLAS：须在导入 NumPy 之前
 import numpy as np
-from _harness import alternate
 
+from benchmarks import _harness  # noqa: F401  单线程 BLAS：须在导入 NumPy 之前
+from benchmarks._harness import alternate
 from transformer_lab.core.positional import positional_frequencies, sinusoidal_positional_encoding
 
 T, D = 8192, 1024

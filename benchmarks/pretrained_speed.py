@@ -1,6 +1,6 @@
 """第 10 章的真模型有多快：载入权重（目标 ≤ 1 s），一句 ≤ 32 个词元的话走完整个模型（目标 ≤ 0.1 s）。
 
-    python benchmarks/pretrained_speed.py
+    python -m benchmarks.pretrained_speed
 
 每项都和同一次运行里测的一个参照比：
 - 载入 = 核对 wheel 的 sha256 + 从 zip 里解压权重文件 + 解析、摆好权重；参照是把同样多的字节在内存里复制一遍。
@@ -14,10 +14,10 @@
 
 import zipfile
 
-import _harness  # noqa: F401  单线程 BLAS：须在导入 NumPy 之前
 import numpy as np
-from _harness import best
 
+from benchmarks import _harness  # noqa: F401  单线程 BLAS：须在导入 NumPy 之前
+from benchmarks._harness import best
 from transformer_lab.core.feed_forward import gelu
 from transformer_lab.lessons import costs
 from transformer_lab.pretrained import load, verify_wheel

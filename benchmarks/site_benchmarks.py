@@ -12,7 +12,7 @@
 2. 浏览器里滑块的响应：从 input 事件到新帧解码完、下一帧开始绘制的时间，每张可交互图取中位数，
    目标在一帧（16.7 ms）之内；并与同一页里"换一张同样大小的图片"的参照值相比（比值才不受机器忙闲影响）。
 
-    python benchmarks/site_benchmarks.py
+    python -m benchmarks.site_benchmarks
 """
 
 from __future__ import annotations
@@ -20,12 +20,10 @@ from __future__ import annotations
 import gzip
 import statistics
 import sys
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-from transformer_lab.widgets.static import FRAME_SOURCES_JS  # noqa: E402  播放器格式的主人是 static.py
+from transformer_lab.widgets.static import FRAME_SOURCES_JS
 
-from site_tools import CHROMIUM_ARGS, HTML, NO_CHROMIUM, block_outside, chromium_path, pages, serve, weigh  # noqa: E402
+from tools.site import CHROMIUM_ARGS, HTML, NO_CHROMIUM, block_outside, chromium_path, pages, serve, weigh
 
 # 在页面里把滑块走遍全程，量每一步从 input 事件到新帧可以上屏的时间
 SWEEP_JS = """async (root) => {
@@ -146,7 +144,7 @@ def main() -> None:
         sys.exit("没有找到 _build/html：先运行 python dev.py book。")
     from playwright.sync_api import sync_playwright
 
-    only = sys.argv[1:]  # 可以只量其中一种：python benchmarks/site_benchmarks.py 手机
+    only = sys.argv[1:]  # 可以只量其中一种：python -m benchmarks.site_benchmarks 手机
     with serve() as base, sync_playwright() as p:
         browser = p.chromium.launch(executable_path=path, args=CHROMIUM_ARGS)
         for name, options, first_cap, full_cap in VIEWPORTS:

@@ -1,7 +1,7 @@
 """分块注意力与 KV 缓存：时间与峰值内存，都以同一次运行里的参照值为分母报告比值。
 
-    python benchmarks/streaming_speed.py            # T = 256, 1024, 2048；T = 8192 的内存；生成 256 个词
-    python benchmarks/streaming_speed.py --long     # 另加生成 1024 个词（不用缓存那一路要几分钟）
+    python -m benchmarks.streaming_speed            # T = 256, 1024, 2048；T = 8192 的内存；生成 256 个词
+    python -m benchmarks.streaming_speed --long     # 另加生成 1024 个词（不用缓存那一路要几分钟）
 
 口径：
 * 时间取 REPEAT 次里最短的一次（time.perf_counter），不开 tracemalloc；
@@ -18,10 +18,10 @@ import os
 import platform
 import sys
 
-import _harness  # noqa: F401  单线程 BLAS：须在导入 NumPy 之前
 import numpy as np
-from _harness import best
 
+from benchmarks import _harness  # noqa: F401  单线程 BLAS：须在导入 NumPy 之前
+from benchmarks._harness import best
 from transformer_lab.core.attention import causal_mask, scaled_dot_product_attention
 from transformer_lab.core.kv_cache import KVCache
 from transformer_lab.core.multihead import split_heads

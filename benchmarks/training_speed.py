@@ -1,7 +1,7 @@
 """第 8 章小 Transformer 的训练速度：一步训练 / 同一批数据的一次前向（同一次运行里测，打印比值；目标 ≤ 4×），
 以及本章每一次训练（有位置编码、去掉位置编码各一次）的用时（目标 ≤ 20 s，单核）。
 
-    python benchmarks/training_speed.py
+    python -m benchmarks.training_speed
 
 一步训练 = 前向 + 交叉熵 + 全部反向（encoder_layer_backward 重算前向的中间结果，没有缓存）+ Adam 更新。
 一次前向 = 嵌入 + 位置编码 + 一层编码器 + 输出层 + 交叉熵。批次 64 串，每串 6 个符号，D = 32，d_ff = 64，H = 1。
@@ -9,10 +9,10 @@
 
 import time
 
-import _harness  # noqa: F401  单核：目标就是单核上的用时（须在导入 NumPy 之前）
 import numpy as np
-from _harness import alternate, cpu_seconds
 
+from benchmarks import _harness  # noqa: F401  单核：目标就是单核上的用时（须在导入 NumPy 之前）
+from benchmarks._harness import alternate, cpu_seconds
 from transformer_lab.core.loss import cross_entropy
 from transformer_lab.lessons import tiny_transformer as tt
 from transformer_lab.lessons.optim import adam

@@ -1,32 +1,25 @@
-"""测试共用设置：Hypothesis 配置、报错检查 ``check_error`` 与跑报错表的 ``error_table_test``、
-每张可交互图只画一次的缓存 ``rendered``，以及网站测试的 fixture。
+"""测试共用设置：Hypothesis 配置、每张可交互图只画一次的缓存 ``rendered``、第 10 章真模型的 fixture
+（``minilm``、``e5``），以及 pytest-xdist 的工作进程数和长测试先跑的顺序。
 
-默认用 "ci"（每个性质 50 个例子、不计时限）；本地想多跑可以 HYPOTHESIS_PROFILE=dev pytest。
+报错测试的写法（``check_error``、``call``、``error_table_test``）在 ``helpers/errors.py``；网站、浏览器和 JupyterLab
+的 fixture 在 ``site/conftest.py``（用到它们的测试自动标成 slow，``python dev.py check`` 跳过）。
+测试文件之间不互相导入，fixture 只经由 conftest 共享。
+
+默认用 "ci"（每个性质 50 个例子、不计时限）；本地想多跑可以 HYPOTHESIS_PROFILE=dev python dev.py test。
 """
 
 from __future__ import annotations
 
 import os
-import re
 import warnings
 from dataclasses import dataclass
 from functools import cached_property
-from pathlib import Path
 
 import pytest
 from hypothesis import settings
 
-from site_tools import (
-    CHROMIUM_ARGS,
-    HTML,
-    NO_CHROMIUM,
-    build_site,
-    build_warnings,
-    chromium_path,
-    open_tab,
-    search_page,
-    serve,
-)
+from helpers.real_models import real_model
+from helpers.slow import SLOW_FIXTURES
 
 # tests/fixtures 里的 notebook 是故意写坏的反证（JupyterLab 测试用），不交给 nbval 运行
 collect_ignore_glob = ["fixtures/*.ipynb"]
@@ -34,42 +27,6 @@ collect_ignore_glob = ["fixtures/*.ipynb"]
 settings.register_profile("ci", max_examples=50, deadline=None)
 settings.register_profile("dev", max_examples=300, deadline=None)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
-
-CHINESE = re.compile(r"[\u4e00-\u9fff]")
-
-
-def check_error(fn, exc_type: type[BaseException], pattern: str) -> BaseException:
-    """调用 ``fn()``：必须恰好抛出 ``exc_type``（不是它的子类），信息匹配正则 ``pattern``，并且是中文。"""
-    with pytest.raises(exc_type, match=pattern) as info:
-        fn()
-    assert type(info.value) is exc_type, f"抛出的是 {type(info.value).__name__}，不是 {exc_type.__name__}"
-    assert CHINESE.search(str(info.value)), f"报错信息不是中文：{info.value}"
-    return info.value
-
-
-def call(fn, *args, **kwargs):
-    """报错表的一行里"怎么调用"：``call(tl.softmax, [1.0])`` 就是 ``lambda: tl.softmax([1.0])``。"""
-    return lambda: fn(*args, **kwargs)
-
-
-def error_table_test(cases):
-    """一张报错表 → 一个参数化的测试。每个测试文件只写两样：它的 ``ERROR_CASES`` 和这一行::
-
-        test_documented_errors = error_table_test(ERROR_CASES)
-
-    表的每一行是 ``(id, 调用, 异常类型, 正则)``，逐行交给 ``check_error``。id 在一张表里必须唯一
-    （重复时收集阶段就报错，而不是让 pytest 悄悄给 id 加后缀）。
-    """
-    ids = [case[0] for case in cases]
-    repeated = sorted({i for i in ids if ids.count(i) > 1})
-    if repeated:
-        raise ValueError(f"ERROR_CASES 里的 id 必须唯一，重复的有：{repeated}")
-
-    @pytest.mark.parametrize("fn, exc_type, pattern", [pytest.param(*case[1:], id=case[0]) for case in cases])
-    def test_documented_errors(fn, exc_type, pattern):
-        check_error(fn, exc_type, pattern)
-
-    return test_documented_errors
 
 
 @dataclass
@@ -109,69 +66,24 @@ def rendered():
     return get
 
 
-# ---------------------------------------------------------------- 网站测试（test_site.py、test_search.py）共用
-# 构建一次网站、在本机端口上提供它、启动系统里的 Chromium、开一个拦截外部请求并记录控制台报错的标签页。
-
-@pytest.fixture(scope="session")
-def site() -> Path:
-    """构建一次网站（-W：任何警告都算失败），返回 HTML 目录。"""
-    code, log = build_site()
-    warnings = build_warnings(log)
-    assert code == 0 and not warnings, "网站构建失败或有警告：\n" + "\n".join(warnings or [log[-3000:]])
-    return HTML
-
-
-@pytest.fixture(scope="session")
-def server(site):
-    with serve(site) as base:
-        yield base
-
-
-@pytest.fixture(scope="session")
-def browser():
-    path = chromium_path()
-    if path is None:
-        pytest.skip(NO_CHROMIUM + "浏览器测试已跳过。")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=path, args=CHROMIUM_ARGS)
-        yield b
-        b.close()
-
-
-def assert_clean(pg) -> None:
-    """``open_tab`` 开的标签页没有试图访问外部地址、控制台没有报错。"""
-    assert not pg.external, f"页面试图访问外部地址：{pg.external}"
-    assert not pg.errors, f"浏览器控制台报错：{pg.errors}"
-
-
-def _closed_clean(pg) -> None:
-    assert_clean(pg)
-    pg.context.close()
-
-
-@pytest.fixture
-def page(browser, server):
-    """一个新标签页（``site_tools.open_tab``：拦截一切非本站请求并记下来，记录控制台报错）。测试结束时断言两者都为空。"""
-    pg = open_tab(browser, server)
-    yield pg
-    _closed_clean(pg)
+@pytest.fixture(scope="module")
+def minilm():
+    """第 10 章的英文真模型 all-MiniLM-L6-v2（wheel 不在时：本地跳过，CI 里失败，见 ``helpers.real_models``）。"""
+    return real_model("all-MiniLM-L6-v2")
 
 
 @pytest.fixture(scope="module")
-def searcher(browser, server):
-    """一个打开了搜索页、索引已经载入的标签页（``site_tools.ranked`` 在上面连续查询），一个测试文件共用一个。"""
-    pg = open_tab(browser, server)
-    search_page(pg)
-    yield pg
-    _closed_clean(pg)
+def e5():
+    """第 10 章的多语言真模型 multilingual-e5-small。"""
+    return real_model("multilingual-e5-small")
 
 
-# ---------------------------------------------------------------- 慢测试的标记（python dev.py check 跳过它们）
-# 要建网站、开浏览器或 JupyterLab 的测试都标成 slow：作者改完代码先跑 ``python dev.py check``（几十秒），
-# 提交前再跑完整的 ``python dev.py test``。
-SLOW_FIXTURES = frozenset({"site", "tiny", "server", "browser", "page", "searcher", "lab"})
+# ---------------------------------------------------------------- 慢测试、工作进程数与顺序
+
+
+def is_slow(fixturenames) -> bool:
+    """一个测试用到的 fixture（pytest 给的是连同间接用到的全部名字）里有没有慢的。"""
+    return bool(SLOW_FIXTURES & set(fixturenames))
 
 
 @pytest.hookimpl(tryfirst=True, optionalhook=True)  # optionalhook：-p no:xdist 时没有这个钩子
@@ -192,8 +104,10 @@ LONGEST_FIRST = ("test_jupyterlab.py", "test_site.py", "test_phone.py")
 
 
 def pytest_collection_modifyitems(config, items):
+    """用到慢 fixture（``helpers.slow.slow_fixture`` 声明的：建网站、开浏览器或 JupyterLab）的测试标成 slow，
+    ``python dev.py check``（``-m "not slow"``）跳过它们；再把最费时的文件排到最前面。"""
     for item in items:
-        if SLOW_FIXTURES & set(getattr(item, "fixturenames", ())):
+        if is_slow(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.slow)
     items.sort(key=lambda item: LONGEST_FIRST.index(item.path.name) if item.path.name in LONGEST_FIRST
                else len(LONGEST_FIRST))  # sort 是稳定的：其余的测试保持原来的顺序

@@ -21,7 +21,7 @@ import yaml
 from transformer_lab import chapters, quiz
 from transformer_lab.chapters import CHAPTERS, Chapter
 
-from conftest import check_error, error_table_test
+from helpers.errors import check_error, error_table_test
 
 ROOT = Path(__file__).resolve().parents[1]
 VE, TE = ValueError, TypeError

@@ -25,7 +25,7 @@ import pytest
 
 import transformer_lab as tl
 
-from conftest import check_error
+from helpers.errors import check_error
 
 VE, TE = ValueError, TypeError
 

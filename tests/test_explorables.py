@@ -26,8 +26,8 @@ from transformer_lab.plot.figure import NARROW_WIDTH, SCREEN_DPI, WIDE_WIDTH
 from transformer_lab.widgets.explorable import FRAME_CAP, Explorable
 from transformer_lab.widgets.static import LAYOUTS
 
-from conftest import check_error
 from helpers.blit_checks import artist_changes, blit_vs_full
+from helpers.errors import check_error
 from helpers.html_scripts import Page
 
 PNG = b"\x89PNG\r\n\x1a\n"
@@ -256,6 +256,6 @@ def test_every_seeded_explorable_checks_its_seed_first(fn, seed, exc, pattern, m
     def no_training(*args, **kwargs):
         raise AssertionError("坏种子应在训练之前就被拒绝")
 
-    for name in ("glasses", "heads", "depth", "reversal", "gpt"):
+    for name in {run.__name__ for run, _ in runs.CHAPTER_RUNS}:
         monkeypatch.setattr(runs, name, no_training)
     check_error(lambda: fn(seed=seed), exc, pattern)

@@ -19,7 +19,7 @@ from transformer_lab.quiz.html import QUIZ_JS, render_html
 from transformer_lab.quiz.question import as_dicts, notebook_href
 from transformer_lab.widgets.static import PLAYER_JS, externalize_frames
 
-from conftest import call, error_table_test
+from helpers.errors import call, error_table_test
 from helpers.html_scripts import Page, scripts
 from helpers.tiny_view import tiny
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from site_tools import ROOT
+from tools.site import ROOT
 
 
 def _ruff() -> list[str]:

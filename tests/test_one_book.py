@@ -21,9 +21,9 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from seed_text import DIGESTS, SEEDS, SeedIndex, runs, seed_digests
 
-from site_tools import ROOT
+from helpers.seed_text import DIGESTS, SEEDS, SeedIndex, runs, seed_digests
+from tools.site import ROOT
 
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 PAGES = sorted((ROOT / "book").glob("*.md"))
@@ -72,7 +72,7 @@ def test_quoted_runs_are_still_used():
 
 @pytest.mark.skipif(not SEEDS.is_dir(), reason=f"种子文档 {SEEDS} 不在这台机器上：只能用已提交的指纹检查")
 def test_the_fingerprint_file_matches_the_seeds():
-    assert DIGESTS.read_bytes() == seed_digests(), "种子文档变了：运行 python tests/seed_text.py 重新生成指纹"
+    assert DIGESTS.read_bytes() == seed_digests(), "种子文档变了：运行 python tests/helpers/seed_text.py 重新生成指纹"
 
 
 # ---------------------------------------------------------------- 一种小测验

@@ -2,7 +2,7 @@
 
 import transformer_lab as tl
 
-from conftest import error_table_test
+from helpers.errors import error_table_test
 
 AE = AttributeError
 ERROR_CASES = [

@@ -15,7 +15,7 @@ from hypothesis.extra import numpy as hnp
 import transformer_lab as tl
 from transformer_lab.core.attention import attend, scaled_dot_product_attention_backward
 
-from conftest import call, error_table_test
+from helpers.errors import call, error_table_test
 from helpers.gradcheck import assert_gradients_close, numeric_gradient
 
 

@@ -22,7 +22,7 @@ from transformer_lab.core.encoder import encoder_layer, init_encoder_params
 from transformer_lab.core.kv_cache import KVCache
 from transformer_lab.core.layer_norm import layer_norm
 
-from conftest import check_error
+from helpers.errors import check_error
 
 
 def run_in_pieces(x, params, H, sizes, norm_first=True):

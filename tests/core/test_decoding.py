@@ -16,7 +16,7 @@ from hypothesis.extra import numpy as hnp
 import transformer_lab as tl
 from transformer_lab.core.decoding import next_token_probs
 
-from conftest import check_error
+from helpers.errors import check_error
 
 FIVE = np.array([2.0, 1.0, 0.0, 0.0, -1.0])  # 动手算用的 5 个词
 E = [math.exp(x) for x in FIVE]  # e², e, 1, 1, e⁻¹

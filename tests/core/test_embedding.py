@@ -6,7 +6,7 @@ from hypothesis import strategies as st
 
 from transformer_lab.core.embedding import embed, embedding_backward
 
-from conftest import call, error_table_test
+from helpers.errors import call, error_table_test
 from helpers.gradcheck import assert_gradients_close, numeric_gradient
 
 

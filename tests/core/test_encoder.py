@@ -24,7 +24,7 @@ from transformer_lab.core.encoder import (
     init_encoder_params,
 )
 
-from conftest import call, error_table_test
+from helpers.errors import call, error_table_test
 from helpers.gradcheck import assert_gradients_close, numeric_gradient
 from helpers.reference import ref_encoder, ref_encoder_steps
 

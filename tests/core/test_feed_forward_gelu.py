@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 import transformer_lab as tl
 from transformer_lab.core.feed_forward import feed_forward_vjp_unchecked, gelu, gelu_derivative
 
-from conftest import check_error
+from helpers.errors import check_error
 
 EPS = 1e-6
 

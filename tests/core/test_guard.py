@@ -25,7 +25,7 @@ from transformer_lab.core.guard import guarded_backward
 from transformer_lab.core.multihead import multi_head_attention_vjp_unchecked
 from transformer_lab.core.softmax import softmax_backward_unchecked
 
-from conftest import call, check_error, error_table_test
+from helpers.errors import call, check_error, error_table_test
 from helpers.gradcheck import assert_gradients_close, numeric_gradient
 
 seeds = st.integers(0, 2**32 - 1)

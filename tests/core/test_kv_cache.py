@@ -9,7 +9,7 @@ from transformer_lab.core.attention import causal_mask, scaled_dot_product_atten
 from transformer_lab.core.kv_cache import KVCache
 from transformer_lab.lessons.costs import kv_cache_bytes
 
-from conftest import call, error_table_test
+from helpers.errors import call, error_table_test
 from helpers.reference import assert_attention_close as assert_close
 
 

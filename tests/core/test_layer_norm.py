@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from transformer_lab.core.layer_norm import layer_norm, layer_norm_backward
 
-from conftest import call, error_table_test
+from helpers.errors import call, error_table_test
 from helpers.gradcheck import assert_gradients_close, numeric_gradient
 from helpers.reference import EPS, ref_layer_norm
 

@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 import transformer_lab as tl
 from transformer_lab.core.linear import linear_backward
 
-from conftest import call, error_table_test
+from helpers.errors import call, error_table_test
 from helpers.gradcheck import assert_gradients_close, numeric_gradient
 
 

@@ -15,7 +15,7 @@ from hypothesis.extra import numpy as hnp
 import transformer_lab as tl
 from transformer_lab.core.multihead import multi_head_attention_backward
 
-from conftest import call, error_table_test
+from helpers.errors import call, error_table_test
 from helpers.gradcheck import assert_gradients_close, numeric_gradient
 from helpers.reference import ref_mha
 

@@ -11,7 +11,7 @@ from hypothesis.extra.numpy import arrays
 
 import transformer_lab as tl
 
-from conftest import call, error_table_test
+from helpers.errors import call, error_table_test
 
 
 def ref_pe(num_positions, d_model, base=10000.0):

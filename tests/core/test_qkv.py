@@ -9,7 +9,7 @@ from hypothesis.extra import numpy as hnp
 import transformer_lab as tl
 from transformer_lab.core import qkv as P
 
-from conftest import error_table_test
+from helpers.errors import error_table_test
 
 # 第 3 章的手算例子：小猫 / 吃 / 鱼，D = 3 → d_k = 2（手工设计）
 X = np.array([[2.0, 0.0, 1.0], [0.0, 1.0, 2.0], [1.0, 2.0, 0.0]])  # (T=3, D=3)

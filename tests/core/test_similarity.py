@@ -10,7 +10,7 @@ from hypothesis.extra import numpy as hnp
 
 from transformer_lab.core import similarity
 
-from conftest import call, error_table_test
+from helpers.errors import call, error_table_test
 
 FINITE = st.floats(-50, 50, allow_nan=False, allow_infinity=False)
 

@@ -15,7 +15,7 @@ from hypothesis.extra import numpy as hnp
 import transformer_lab as tl
 from transformer_lab.core.softmax import softmax_backward, softmax_unchecked
 
-from conftest import call, error_table_test
+from helpers.errors import call, error_table_test
 from helpers.gradcheck import assert_gradients_close, numeric_gradient
 
 FINITE = st.floats(-50, 50, allow_nan=False, allow_infinity=False)

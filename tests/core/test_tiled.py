@@ -17,7 +17,7 @@ from transformer_lab.core import tiled
 from transformer_lab.core.attention import causal_mask, scaled_dot_product_attention
 from transformer_lab.core.tiled import tiled_attention
 
-from conftest import call, error_table_test
+from helpers.errors import call, error_table_test
 from helpers.reference import assert_attention_close as assert_close
 
 

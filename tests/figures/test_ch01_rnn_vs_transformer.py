@@ -14,7 +14,7 @@ import pytest
 import transformer_lab as tl
 from transformer_lab.core.rnn import input_jacobians
 
-from conftest import call, error_table_test
+from helpers.errors import call, error_table_test
 from helpers.layouts import drawn, reads_on_both, texts
 
 

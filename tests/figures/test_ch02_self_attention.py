@@ -14,7 +14,7 @@ import transformer_lab as tl
 from transformer_lab.figures import ch02_self_attention as ch02
 from transformer_lab.lessons import toy_sentences as toy
 
-from conftest import call, error_table_test
+from helpers.errors import call, error_table_test
 from helpers.layouts import drawn, reads_on_both, texts
 
 SENTENCES = toy.sentence_names()

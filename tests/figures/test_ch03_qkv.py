@@ -13,7 +13,7 @@ from transformer_lab.figures import ch03_qkv as figs
 from transformer_lab.lessons.geometry import vector_2d
 from transformer_lab.lessons.library import library_experiment, linear_readout
 
-from conftest import call, error_table_test
+from helpers.errors import call, error_table_test
 
 
 @pytest.fixture

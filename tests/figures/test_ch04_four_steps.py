@@ -9,7 +9,7 @@ import pytest
 import transformer_lab as tl
 from transformer_lab.figures import ch04_four_steps as four_steps_module
 
-from conftest import call, error_table_test
+from helpers.errors import call, error_table_test
 
 
 @pytest.fixture

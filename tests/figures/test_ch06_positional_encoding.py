@@ -11,7 +11,7 @@ import pytest
 
 import transformer_lab as tl
 
-from conftest import error_table_test
+from helpers.errors import error_table_test
 
 
 @pytest.fixture

@@ -6,7 +6,7 @@ import pytest
 from transformer_lab import explore
 from transformer_lab.lessons.costs import kv_cache_bytes
 
-from conftest import call, error_table_test
+from helpers.errors import call, error_table_test
 
 
 @pytest.fixture(scope="module")

@@ -26,7 +26,7 @@ from transformer_lab.figures.ch09_next_token import (
 )
 from transformer_lab.plot.figure import NARROW_WIDTH, WIDE_WIDTH
 
-from conftest import call, error_table_test
+from helpers.errors import call, error_table_test
 
 
 @pytest.fixture(scope="module")

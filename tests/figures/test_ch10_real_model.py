@@ -1,11 +1,9 @@
 """第 10 章的图：只检查本章的事实（通用的管道——帧数、两种版式的字号、局部重画——由 tests/test_explorables.py 检查）。
 
 图里的每个数都要等于另一条路算出来的数：注意力直接从 ``model.run`` 取、句向量从最后一层手工平均，
-“它指谁”的份额用 ``measures.pronoun_table``。真模型的 wheel 不在本机时跳过（CI 里失败），见 ``real_models.py``。
+“它指谁”的份额用 ``measures.pronoun_table``。真模型的 wheel 不在本机时跳过（CI 里失败），见 ``helpers/real_models.py``。
 """
 
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -20,18 +18,15 @@ from transformer_lab.figures.ch10_real_model import (
 )
 from transformer_lab.pretrained import measures, sentences
 
-from conftest import call, error_table_test
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "pretrained"))
-from real_models import e5, minilm  # noqa: E402, F401  (fixture)
+from helpers.errors import call, error_table_test
 
 
 @pytest.fixture(scope="module")
-def heat(minilm):  # noqa: F811
+def heat(minilm):
     return real_attention()
 
 
-def test_e5_tokens_show_the_word_start_mark_as_an_underscore(e5):  # noqa: F811
+def test_e5_tokens_show_the_word_start_mark_as_an_underscore(e5):
     """“▁”（词的开头）在轴上写成 “_”：字体里不一定有 ▁；[CLS]、<s> 这些特殊词元原样保留。"""
     ex = real_attention_zh()
     ex.update(**ex.start)
@@ -39,7 +34,7 @@ def test_e5_tokens_show_the_word_start_mark_as_an_underscore(e5):  # noqa: F811
     assert {"_", "<s>", "它", "马", "路"} <= texts and not any("▁" in t for t in texts)
 
 
-def test_every_heatmap_frame_is_the_models_own_attention(heat, minilm):  # noqa: F811
+def test_every_heatmap_frame_is_the_models_own_attention(heat, minilm):
     out = minilm.run(sentences.PRONOUN_CASES_EN[0][0])
     it, animal, street = (out["tokens"].index(w) for w in ("it", "animal", "street"))
     for layer, head in ((1, 1), (3, 7), (6, 12)):
@@ -49,7 +44,7 @@ def test_every_heatmap_frame_is_the_models_own_attention(heat, minilm):  # noqa:
         np.testing.assert_allclose(frame["candidates"], [a[animal], a[street]], rtol=1e-6)
 
 
-def test_the_figure_opens_on_the_one_head_that_resolves_it_and_looks_at_both_nouns(heat, minilm):  # noqa: F811
+def test_the_figure_opens_on_the_one_head_that_resolves_it_and_looks_at_both_nouns(heat, minilm):
     cases = sentences.PRONOUN_CASES_EN
     table = measures.pronoun_table([minilm.run(t) for t, _ in cases], [w for _, w in cases], "it", ("animal", "street"))
     start = (heat.start["layer"] - 1, heat.start["head"] - 1)
@@ -66,7 +61,7 @@ def test_heatmap_rows_are_distributions_and_heads_differ(heat):
     assert np.all(a[2:].argmax(axis=-1) == np.arange(1, len(a) - 1))
 
 
-def test_one_token_across_the_heads_of_a_layer(minilm):  # noqa: F811
+def test_one_token_across_the_heads_of_a_layer(minilm):
     ex = real_token_heads()
     out = minilm.run(sentences.PRONOUN_CASES_EN[0][0])
     for word in TOKEN_QUERIES:
@@ -77,7 +72,7 @@ def test_one_token_across_the_heads_of_a_layer(minilm):  # noqa: F811
     assert not np.allclose(ex.update(layer=5, word="it")["rows"], ex.update(layer=5, word="animal")["rows"])
 
 
-def test_similarity_equals_a_hand_mean_pool(minilm):  # noqa: F811
+def test_similarity_equals_a_hand_mean_pool(minilm):
     ex = real_similarity()
     texts = sentences.SIMILARITY_EN
     hand = []
@@ -94,13 +89,13 @@ def test_similarity_equals_a_hand_mean_pool(minilm):  # noqa: F811
     assert minilm.similarity(texts[0], texts[1]) == pytest.approx(ex.update(pick=1)["cosine"][1], abs=1e-5)
 
 
-def test_similarity_takes_its_own_sentences(minilm):  # noqa: F811
+def test_similarity_takes_its_own_sentences(minilm):
     ex = real_similarity(["A dog runs.", "A puppy is running.", "Stocks fell."])
     cos = ex.update(pick=1)["cosine"]
     assert cos.shape == (3,) and cos[1] > cos[2]
 
 
-def test_chinese_heatmap_is_the_quantised_models_attention(e5):  # noqa: F811
+def test_chinese_heatmap_is_the_quantised_models_attention(e5):
     ex = real_attention_zh()
     assert "4 位" in ex.title and len(ex.sliders[0].values) == 12 == len(ex.sliders[1].values)
     out = e5.run(sentences.PRONOUN_CASES_ZH[0][0])
@@ -110,7 +105,7 @@ def test_chinese_heatmap_is_the_quantised_models_attention(e5):  # noqa: F811
     np.testing.assert_allclose(frame["weights"].sum(axis=-1), 1, atol=1e-5)
 
 
-def test_static_pronoun_table(minilm):  # noqa: F811
+def test_static_pronoun_table(minilm):
     ex = pronoun_heads()
     assert ex.sliders == [] and ex.frame_count == 1
     share = ex.update()["right_share"]
@@ -120,7 +115,7 @@ def test_static_pronoun_table(minilm):  # noqa: F811
     np.testing.assert_allclose(share[0] + ex.data["table"].share[0], 2 * share[0])  # 第一句 it = animal：份额就是 animal 的
 
 
-def test_narrow_layouts_fit_a_phone_and_drop_the_colorbar(heat, minilm):  # noqa: F811
+def test_narrow_layouts_fit_a_phone_and_drop_the_colorbar(heat, minilm):
     for ex in (heat, real_token_heads(), real_similarity(), pronoun_heads()):
         assert ex.layout("wide").size[0] <= 6.8 and ex.layout("narrow").size[0] <= 3.6
     heat.update(**heat.start)

@@ -8,7 +8,7 @@ from transformer_lab import chapters
 from transformer_lab.figures import machine
 from transformer_lab.plot.figure import MIN_FONT_PT, NARROW_WIDTH, WIDE_WIDTH
 
-from conftest import call, error_table_test
+from helpers.errors import call, error_table_test
 
 ORDER = ["embed", "attention", "add_norm_1", "ffn", "add_norm_2", "output"]
 

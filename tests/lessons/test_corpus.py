@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from transformer_lab.lessons import corpus
 
-from conftest import check_error
+from helpers.errors import check_error
 
 TEXT = corpus.load_corpus()
 

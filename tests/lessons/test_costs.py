@@ -16,7 +16,7 @@ from transformer_lab.lessons.costs import (
     multi_head_parameters,
 )
 
-from conftest import call, error_table_test
+from helpers.errors import call, error_table_test
 
 
 def _count_rnn(T, d_in, d_h):

@@ -7,7 +7,7 @@ import transformer_lab as tl
 from transformer_lab.core.encoder import init_encoder_params
 from transformer_lab.lessons import deep_stack as ds
 
-from conftest import call, error_table_test
+from helpers.errors import call, error_table_test
 
 
 def test_plain_layer_is_the_parts_without_the_two_residuals():

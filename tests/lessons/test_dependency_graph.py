@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 
 from transformer_lab.lessons import dependency_graph as rec
 
-from conftest import call, error_table_test
+from helpers.errors import call, error_table_test
 
 # ---------------------------------------------------------------- 依赖图：手算
 

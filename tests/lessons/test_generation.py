@@ -8,7 +8,7 @@ from transformer_lab.core.decoding import next_token_probs
 from transformer_lab.lessons import generation as gen
 from transformer_lab.lessons import tiny_gpt as gpt
 
-from conftest import check_error
+from helpers.errors import check_error
 
 
 def model(seed=0, V=12, context=40, D=16, L=2):

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from transformer_lab.lessons import gpt_myths as myths
 from transformer_lab.lessons import tiny_gpt as gpt
 
-from conftest import check_error
+from helpers.errors import check_error
 
 
 def model(seed=0, V=12, context=40, D=16, L=2):

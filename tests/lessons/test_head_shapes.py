@@ -8,7 +8,7 @@ from transformer_lab.core.attention import scaled_dot_product_attention
 from transformer_lab.core.multihead import multi_head_attention, split_heads
 from transformer_lab.lessons.head_shapes import heads_by_block_product, heads_by_loop, naive_split, shape_trace
 
-from conftest import error_table_test
+from helpers.errors import error_table_test
 
 
 def test_naive_split_mixes_tokens():

@@ -14,7 +14,7 @@ from transformer_lab.lessons.head_training import (
     two_relation_task,
 )
 
-from conftest import error_table_test
+from helpers.errors import error_table_test
 
 
 @pytest.fixture(scope="module")

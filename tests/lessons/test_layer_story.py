@@ -6,7 +6,7 @@ import transformer_lab as tl
 from transformer_lab.lessons import layer_story as ls
 from transformer_lab.lessons.toy_lexicon import ENTITY, FEATURES
 
-from conftest import call, error_table_test
+from helpers.errors import call, error_table_test
 
 F = {f: i for i, f in enumerate(FEATURES)}
 

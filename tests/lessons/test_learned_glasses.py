@@ -6,7 +6,7 @@ import pytest
 import transformer_lab as tl
 from transformer_lab.lessons.learned_glasses import _loss_and_grads, chapter3_example, learn_query_key
 
-from conftest import error_table_test
+from helpers.errors import error_table_test
 from helpers.gradcheck import numeric_gradient
 
 

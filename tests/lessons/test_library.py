@@ -8,7 +8,7 @@ from hypothesis.extra import numpy as hnp
 
 from transformer_lab.lessons import library as P
 
-from conftest import call, error_table_test
+from helpers.errors import call, error_table_test
 
 finite = st.floats(-10, 10, allow_nan=False, allow_infinity=False, width=64)
 

@@ -12,7 +12,7 @@ from hypothesis.extra.numpy import arrays
 from transformer_lab.core.attention import causal_mask
 from transformer_lab.lessons import long_context as lc
 
-from conftest import error_table_test
+from helpers.errors import error_table_test
 
 
 def test_sliding_window_by_hand():

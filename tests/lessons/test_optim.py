@@ -5,7 +5,7 @@ import numpy as np
 import transformer_lab as tl
 from transformer_lab.lessons.optim import adam, gradient_descent, sgd, train_loop
 
-from conftest import check_error, error_table_test
+from helpers.errors import check_error, error_table_test
 
 
 def test_gradient_descent_quadratic_closed_form():

@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 import transformer_lab as tl
 
-from conftest import check_error, error_table_test
+from helpers.errors import check_error, error_table_test
 
 P = tl.positions
 

@@ -11,7 +11,7 @@ from hypothesis.extra import numpy as hnp
 import transformer_lab as tl
 from transformer_lab.lessons import saturation as scaling
 
-from conftest import call, error_table_test
+from helpers.errors import call, error_table_test
 from helpers.gradcheck import numeric_gradient
 
 

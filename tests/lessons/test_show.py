@@ -4,7 +4,7 @@ import numpy as np
 
 from transformer_lab.lessons.show import labelled
 
-from conftest import call, error_table_test
+from helpers.errors import call, error_table_test
 
 
 def test_labelled_rounds_and_keeps_order():

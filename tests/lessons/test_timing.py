@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from transformer_lab.lessons import timing
 from transformer_lab.lessons import timing as costs
 
-from conftest import error_table_test
+from helpers.errors import error_table_test
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -13,7 +13,7 @@ from transformer_lab.core.encoder import encoder_layer
 from transformer_lab.core.layer_norm import layer_norm
 from transformer_lab.lessons import tiny_gpt as gpt
 
-from conftest import call, error_table_test
+from helpers.errors import call, error_table_test
 
 SMALL = dict(d_model=4, num_layers=2, d_ff=4, context=5)
 

@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from transformer_lab.lessons import tiny_transformer as tt
 
-from conftest import call, check_error, error_table_test
+from helpers.errors import call, check_error, error_table_test
 from helpers.gradcheck import numeric_gradient
 
 

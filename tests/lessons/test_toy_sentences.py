@@ -15,7 +15,7 @@ import transformer_lab as tl
 from transformer_lab.lessons import toy_lexicon
 from transformer_lab.lessons import toy_sentences as toy
 
-from conftest import call, error_table_test
+from helpers.errors import call, error_table_test
 
 D = len(toy.FEATURES)
 ALL_VARIANTS = [(name, v) for name in toy.sentence_names() for v in toy.variant_names(name)]

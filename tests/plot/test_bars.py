@@ -5,7 +5,7 @@ import numpy as np
 import transformer_lab as tl
 from transformer_lab import plot
 
-from conftest import call, error_table_test
+from helpers.errors import call, error_table_test
 
 
 def test_bars_set_values():

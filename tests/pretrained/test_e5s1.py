@@ -4,9 +4,8 @@ import numpy as np
 
 from transformer_lab.pretrained import e5s1
 
-from conftest import error_table_test
-from real_models import e5  # noqa: F401  (fixture)
-from tiny_models import dequantize_reference, e5s1_bytes, random_q4
+from helpers.errors import error_table_test
+from helpers.tiny_models import dequantize_reference, e5s1_bytes, random_q4
 
 
 def test_dequantize_one_block_by_hand():
@@ -53,7 +52,7 @@ def test_names_map_to_bert_checkpoint_names():
     assert e5s1.checkpoint_name("emb.type") == "embeddings.token_type_embeddings.weight"
 
 
-def test_real_file_directory(e5):  # noqa: F811
+def test_real_file_directory(e5):
     """真文件：12 层 × 16 个 + 5 个嵌入 = 197 个张量；矩阵解量化后每块只有 16 种取值。"""
     sd = e5.state_dict
     assert len(sd) == 12 * 16 + 4  # 词嵌入表不解量化，不在 state_dict 里

@@ -16,8 +16,8 @@ import pytest
 from transformer_lab.pretrained import fetch, registry
 from transformer_lab.pretrained.registry import MODELS
 
-from conftest import check_error, error_table_test
-from tiny_models import corrupt_wheel, scratch, tiny_bert
+from helpers.errors import check_error, error_table_test
+from helpers.tiny_models import corrupt_wheel, scratch, tiny_bert
 
 ROOT = Path(__file__).resolve().parents[2]
 

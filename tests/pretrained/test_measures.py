@@ -5,8 +5,7 @@ import pytest
 
 from transformer_lab.pretrained import measures, sentences
 
-from conftest import error_table_test
-from real_models import e5, minilm  # noqa: F401  (fixture)
+from helpers.errors import error_table_test
 
 TOKENS = ["[CLS]", "the", "animal", "saw", "the", "street", ",", "it", "was", "tired", ".", "[SEP]"]
 
@@ -76,7 +75,7 @@ def test_kinds_and_positional_heads_on_designed_attention():
 # ---------------------------------------------------------------- 真模型：与逐头循环对照
 
 
-def test_pronoun_table_on_minilm_equals_a_plain_loop(minilm):  # noqa: F811
+def test_pronoun_table_on_minilm_equals_a_plain_loop(minilm):
     results = [minilm.run(t) for t, _ in sentences.PRONOUN_CASES_EN]
     table = measures.pronoun_table(results, [e for _, e in sentences.PRONOUN_CASES_EN], "it", ("animal", "street"))
     it, animal, street = (results[0]["tokens"].index(w) for w in ("it", "animal", "street"))
@@ -94,7 +93,7 @@ def test_pronoun_table_on_minilm_equals_a_plain_loop(minilm):  # noqa: F811
     assert s["heads"] == 72 and 0 <= s["resolving"] <= 72
 
 
-def test_first_layer_share_cannot_see_the_last_word(minilm):  # noqa: F811
+def test_first_layer_share_cannot_see_the_last_word(minilm):
     """第 1 层里 it 的查询、animal 和 street 的键都只由词本身和位置决定，与句末的 tired / wide 无关，
     所以 softmax 里两者之比 e^{s_animal} / e^{s_street} 也无关：两句的比例完全一样。从第 2 层起上下文才流进来。"""
     results = [minilm.run(t) for t, _ in sentences.PRONOUN_CASES_EN]
@@ -104,7 +103,7 @@ def test_first_layer_share_cannot_see_the_last_word(minilm):  # noqa: F811
     assert change[1:].max() > 0.1  # 之后的层：真的变了
 
 
-def test_sinks_and_positional_heads_on_minilm_equal_a_plain_loop(minilm):  # noqa: F811
+def test_sinks_and_positional_heads_on_minilm_equal_a_plain_loop(minilm):
     results = [minilm.run(t) for t in sentences.PROBE_EN]
     by_kind = measures.attention_by_kind(results)
     previous = measures.offset_attention(results, -1)
@@ -118,7 +117,7 @@ def test_sinks_and_positional_heads_on_minilm_equal_a_plain_loop(minilm):  # noq
     print(f"MiniLM 汇点头（≥ 一半注意力）：{counts}；看前/后一个词的头：{measures.positional_heads(results)}")
 
 
-def test_chinese_pronoun_table_runs_on_e5(e5):  # noqa: F811
+def test_chinese_pronoun_table_runs_on_e5(e5):
     results = [e5.run(t) for t, _ in sentences.PRONOUN_CASES_ZH]
     table = measures.pronoun_table(results, [x for _, x in sentences.PRONOUN_CASES_ZH], "它", ("动物", "马路"))
     assert table.weights.shape == (2, 2, 12, 12)

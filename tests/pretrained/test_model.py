@@ -11,13 +11,13 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
-from reference import reference_forward
 
 from transformer_lab.pretrained import bert, load
 from transformer_lab.pretrained.registry import MODELS
 
-from conftest import call, check_error, error_table_test
-from tiny_models import (
+from helpers.bert_reference import reference_forward
+from helpers.errors import call, check_error, error_table_test
+from helpers.tiny_models import (
     TINY_VOCAB,
     config_json,
     corrupt_wheel,

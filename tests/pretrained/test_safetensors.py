@@ -7,8 +7,8 @@ import numpy as np
 
 from transformer_lab.pretrained.safetensors import read_header, read_tensors
 
-from conftest import call, check_error, error_table_test
-from tiny_models import safetensors_bytes
+from helpers.errors import call, check_error, error_table_test
+from helpers.tiny_models import safetensors_bytes
 
 TENSORS = {"a": np.arange(6, dtype="<f4").reshape(2, 3), "ids": np.array([[0, 1, 2]], dtype="<i8"),
            "half": np.array([0.5, -2.0], dtype="<f2")}

@@ -27,8 +27,7 @@ from transformer_lab.pretrained import sentences
 from transformer_lab.pretrained.unigram import METASPACE, Unigram
 from transformer_lab.pretrained.wordpiece import WordPiece, basic_tokenize, is_cjk, is_punctuation
 
-from conftest import error_table_test
-from real_models import e5, minilm  # noqa: F401  (fixture)
+from helpers.errors import error_table_test
 
 REFERENCE = json.loads((Path(__file__).parent / "minilm_tokens_reference.json").read_text(encoding="utf-8"))["tokens"]
 VOCAB = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "un", "##aff", "##able", "aff", "##a", "play", "##ing",
@@ -76,18 +75,18 @@ def test_every_english_chapter_sentence_is_in_the_reference():
 
 
 @pytest.mark.parametrize("text", list(REFERENCE), ids=range(len(REFERENCE)))
-def test_wordpiece_equals_the_reference_tokenizer(minilm, text):  # noqa: F811
+def test_wordpiece_equals_the_reference_tokenizer(minilm, text):
     assert minilm.tokenize(text) == REFERENCE[text]
 
 
-def test_the_reference_comparison_can_fail(minilm):  # noqa: F811
+def test_the_reference_comparison_can_fail(minilm):
     """反证：不转小写的分词器（cased 的做法）就和参照不一样。"""
     cased = WordPiece(minilm.tokenizer.vocab, lowercase=False)
     text = sentences.PRONOUN_CASES_EN[0][0]
     assert cased.tokenize(text) != REFERENCE[text] == minilm.tokenize(text)
 
 
-def test_chinese_is_mostly_unknown_to_minilm(minilm):  # noqa: F811
+def test_chinese_is_mostly_unknown_to_minilm(minilm):
     """MiniLM 的词表只有两百多个单字：中文句子大半成了 [UNK]（所以第 10 章的中文用 e5）。"""
     tokens = minilm.tokenize(sentences.PROBE_ZH[1])
     assert tokens.count("[UNK]") > len(tokens) // 2
@@ -160,7 +159,7 @@ def test_the_brute_force_check_can_fail():
     assert float(sum(tok.scores[i] for i in greedy)) < brute_force(tok, tok.normalize("abcd"))
 
 
-def test_real_e5_tokenizer_on_chinese_by_hand(e5):  # noqa: F811
+def test_real_e5_tokenizer_on_chinese_by_hand(e5):
     """手查过的中文分词：“它”单独一个词元；“因为它”却是词表里的**一个**词元（所以代词句去掉了“因为”）。"""
     assert e5.tokenize(sentences.PRONOUN_CASES_ZH[0][0]) == [
         "<s>", "▁", "那", "只", "动物", "没有", "过", "马", "路", ",", "它", "太", "累", "了", "。", "</s>"]

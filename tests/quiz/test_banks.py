@@ -17,8 +17,8 @@ from transformer_lab.quiz.bank_ch01_04 import rnn_signal_left, scaled_score, sof
 from transformer_lab.quiz.bank_ch05_08 import order_blind, parameter_count, rope_scores
 from transformer_lab.quiz.question import KINDS, Question
 
-from conftest import check_error, error_table_test
-from site_tools import LATIN_WORD, ROOT, book_words
+from helpers.errors import check_error, error_table_test
+from tools.site import LATIN_WORD, ROOT, book_words
 
 BANK = quiz.questions()
 BY_ID = {q.qid: q for q in BANK}

@@ -15,9 +15,9 @@ from transformer_lab.quiz import html as quiz_html
 from transformer_lab.quiz.html import QUIZ_CSS, QUIZ_JS, default_prefix, render_html
 from transformer_lab.quiz.question import as_dicts, notebook_href
 
-from conftest import error_table_test
+from helpers.errors import error_table_test
 from helpers.html_scripts import scripts
-from site_tools import ROOT
+from tools.site import ROOT
 
 BANK = quiz.questions()
 DATA = as_dicts(BANK, notebook_href)

@@ -13,7 +13,7 @@ from transformer_lab import chapters
 from transformer_lab.chapters import CHAPTERS, Chapter
 from transformer_lab.quiz.question import Question, as_dicts, notebook_href
 
-from conftest import check_error, error_table_test
+from helpers.errors import check_error, error_table_test
 
 VE, TE = ValueError, TypeError
 LAST = CHAPTERS[-1].number

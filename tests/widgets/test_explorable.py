@@ -13,7 +13,7 @@ from transformer_lab.widgets import explorable
 from transformer_lab.widgets.explorable import FRAME_CAP, WIDGET_MIME, Explorable, Slider
 from transformer_lab.widgets.static import read_player
 
-from conftest import call, check_error, error_table_test
+from helpers.errors import call, check_error, error_table_test
 from helpers.tiny_view import Exploding, Line, tiny
 
 # ---------------------------------------------------------------- view 的约定（构造时检查）

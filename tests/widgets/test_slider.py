@@ -7,7 +7,7 @@ import pytest
 
 from transformer_lab.widgets.slider import Slider
 
-from conftest import call, check_error, error_table_test
+from helpers.errors import call, check_error, error_table_test
 
 
 def test_slider_starts_at_its_default_or_the_middle():

@@ -32,7 +32,7 @@ from transformer_lab.widgets.static import (
     wants_all_frames,
 )
 
-from conftest import call, check_error, error_table_test
+from helpers.errors import call, check_error, error_table_test
 from helpers.html_scripts import Page, script_end, scripts
 from helpers.tiny_view import NASTY, Exploding, Labels, Line, Titled, tiny
 

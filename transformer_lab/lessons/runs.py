@@ -14,6 +14,10 @@
 * ``reversal(seed, use_pe)``：第 8 章，从零训练倒序任务的小 Transformer（有 / 去掉位置编码）。
 * ``gpt(seed)``：第 9 章，在本书正文上从零训练小 GPT，每个检查点写几段字。
 
+``CHAPTER_RUNS`` 列出各章真正用到的每一份（函数和章里给的参数）；要把全部实验预先算好（JupyterLab 测试）、
+或者在测试里把它们全换掉，都从这张表取（``compute_all``）。加一份实验：写好函数，再在表里加一行——
+``tests/lessons/test_runs.py`` 核对每个带 ``seed`` 的实验都在表里，notebook 和图里的每一种调用也都在表里。
+
 本模块只依赖 NumPy。
 """
 
@@ -36,7 +40,8 @@ from .optim import Run
 from .stored import stored
 from .tiny_transformer import train
 
-__all__ = ["glasses", "heads", "head_counts", "head_roles", "depth", "reversal", "gpt", "GLASSES_STEPS", "HEAD_STEPS",
+__all__ = ["glasses", "heads", "head_counts", "head_roles", "depth", "reversal", "gpt", "CHAPTER_RUNS", "compute_all",
+           "GLASSES_STEPS", "HEAD_STEPS",
            "HEAD_COUNTS", "HEAD_COUNT_SEEDS", "ROLE_SEEDS", "DEPTHS", "DEPTH_SEEDS", "REVERSAL_STEPS", "GPT", "GPT_PROMPTS"]
 
 GLASSES_STEPS, GLASSES_EVERY = 150, 15
@@ -241,3 +246,15 @@ def gpt(seed: int = 0) -> Run:
         各写 40 个字（温度 0.8，每段都从 ``default_rng(seed)`` 重新开始，差别只来自模型）；``prompts`` 这三个提示词。
     """
     return _gpt(_seed(seed))
+
+
+# 各章用到的每一份命名实验：(函数, 章里给它的参数)，默认种子。
+CHAPTER_RUNS = ((glasses, {}), (heads, {}), (head_counts, {}), (head_roles, {}), (depth, {}),
+                (reversal, {"use_pe": True}), (reversal, {"use_pe": False}), (gpt, {}))
+
+
+def compute_all() -> None:
+    """把 ``CHAPTER_RUNS`` 里的每一份都算好（硬盘上已经有的只是读一遍）。"""
+    for run, kwargs in CHAPTER_RUNS:
+        run(**kwargs)
+

@@ -1,4 +1,4 @@
-"""网站测试什么时候可以直接用上一次建好的网站（``site_tools.reusable``、``book_inputs``），什么时候必须重建。"""
+"""网站测试什么时候可以直接用上一次建好的网站（``tools.site.reusable``、``book_inputs``），什么时候必须重建。"""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from site_tools import book_inputs, reusable
+from tools.site import book_inputs, reusable
 
 CLEAN = {"run": "上一次", "returncode": 0, "log": "jupyter_book.cli.main build\n完成", "inputs": "甲", "built_at": 7}
 
@@ -52,7 +52,7 @@ def test_the_inputs_change_with_the_book_and_not_with_the_tests(tmp_path):
 def test_the_inputs_do_not_depend_on_how_pytest_was_started(monkeypatch):
     """``python -m pytest`` 把仓库根目录放上 sys.path，那里有可编辑安装的 transformer_lab.egg-info；xdist 的工作进程
     没有。摘要必须一样，否则换个启动方式就白白重建网站。"""
-    from site_tools import ROOT
+    from tools.site import ROOT
 
     monkeypatch.setattr(sys, "path", [p for p in sys.path if p not in ("", str(ROOT))])
     without = book_inputs()

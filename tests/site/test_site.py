@@ -17,8 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import assert_clean
-from site_tools import (
+from tools.site import (
     HTML,
     LAPTOP,
     LATIN_WORD,
@@ -27,6 +26,7 @@ from site_tools import (
     ROOT,
     TYPESET_JS,
     UI_TEXT_JS,
+    assert_clean,
     book_words,
     figure_problems,
     frame_names,

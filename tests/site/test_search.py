@@ -9,14 +9,11 @@
 from __future__ import annotations
 
 import re
-import sys
 
 import pytest
+from zh_search import HAN_RUN, OTHER_WORD
 
-from site_tools import ROOT, ranked, search
-
-sys.path.insert(0, str(ROOT / "book" / "_ext"))
-from zh_search import HAN_RUN, OTHER_WORD  # noqa: E402  索引端的切法
+from tools.site import ranked, search
 
 PREFACE, CH1, CH2, CH3, CH4 = "preface", "01_rnn_vs_transformer", "02_self_attention", "03_qkv", "04_four_steps"
 CH5, CH6, CH7 = "05_multi_head", "06_positional_encoding", "07_complexity"
@@ -112,7 +109,7 @@ def test_search_finds_the_page_that_answers(searcher, query, expected, within):
 
 
 def test_the_search_page_shows_what_the_ranking_gives(site, page):
-    """上面的查询直接调搜索页的 JS 排序（``site_tools.ranked``），不看页面；读者在搜索页上看到的结果列表
+    """上面的查询直接调搜索页的 JS 排序（``tools.site.ranked``），不看页面；读者在搜索页上看到的结果列表
     （``search``：打开 search.html?q=…，读显示出来的链接）必须和它一模一样，排序、去重都一样。"""
     for query in ("射箭打靶", "为什么要除以根号", "注意力", "softmax 分蛋糕", "头越多越好吗", "全然无关的火星文字壹贰叁"):
         shown = search(page, query)

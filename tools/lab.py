@@ -1,8 +1,8 @@
 """JupyterLab 浏览器测试的工具：在 127.0.0.1 上启动一个用完即扔的 JupyterLab，用系统里的 Chromium 打开
 notebook、Run All，然后收集读者会看到的一切（活滑块的图、拖动后的新图、控件报错、控制台报错、没渲染的
-MyST、弹窗），写成一份 ``LabReport``。断言在 ``test_jupyterlab.py`` 里。
+MyST、弹窗），写成一份 ``LabReport``。断言在 ``tests/site/test_jupyterlab.py`` 里。
 
-JupyterLab 的启动选项和 ``python dev.py lab`` 相同（``dev.LAB_OPTIONS``：项目自己的设置默认值、仓库根目录），
+JupyterLab 的启动选项和 ``python dev.py lab`` 相同（``tools.env.LAB_OPTIONS``：项目自己的设置默认值、仓库根目录），
 另加几项只属于测试的：随机端口、不要 token、一次性的配置/运行时/用户设置/工作区目录，以及关掉自动保存
 （Run All 改了 notebook 的输出，测试不能把它们写回仓库），检查点 (.ipynb_checkpoints) 也放进一次性目录；
 还让页面露出 ``window.jupyterapp``（``expose_app_in_browser``），好在一页里打开几章、切换标签。
@@ -11,7 +11,6 @@ JupyterLab 的启动选项和 ``python dev.py lab`` 相同（``dev.LAB_OPTIONS``
 from __future__ import annotations
 
 import contextlib
-import importlib.util
 import json
 import os
 import re
@@ -25,7 +24,8 @@ from pathlib import Path
 
 import nbformat
 
-from site_tools import ROOT, block_outside
+from tools.env import LAB_OPTIONS, ROOT
+from tools.site import block_outside
 
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 # 只属于测试的用户设置（写进一次性的用户设置目录）：不自动保存，免得把 Run All 的输出写回仓库。
@@ -57,14 +57,6 @@ def _server_race(response) -> bool:
 RAW_MYST = (":::{", "{term}", "```{", "{doc}", "{dropdown}")
 
 
-def dev_module():
-    """仓库根目录的 dev.py（只为读出 ``LAB_OPTIONS``，让测试和 ``python dev.py lab`` 用同一组选项）。"""
-    spec = importlib.util.spec_from_file_location("dev", ROOT / "dev.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -84,7 +76,7 @@ def jupyterlab(tmp: Path):
     port = _free_port()
     env = {**os.environ, "JUPYTER_CONFIG_DIR": str(dirs["config"]), "JUPYTER_RUNTIME_DIR": str(dirs["runtime"]),
            "JUPYTER_DATA_DIR": str(dirs["data"]), "JUPYTER_PLATFORM_DIRS": "1"}
-    cmd = [sys.executable, "-m", "jupyterlab", *dev_module().LAB_OPTIONS, "--no-browser", "--ip=127.0.0.1",
+    cmd = [sys.executable, "-m", "jupyterlab", *LAB_OPTIONS, "--no-browser", "--ip=127.0.0.1",
            f"--port={port}", "--ServerApp.token=", "--ServerApp.password=", "--ServerApp.port_retries=0",
            f"--LabApp.user_settings_dir={dirs['user-settings']}", f"--LabApp.workspaces_dir={dirs['workspaces']}",
            f"--FileCheckpoints.checkpoint_dir={dirs['checkpoints']}",  # 检查点也不落在仓库里
@@ -115,13 +107,13 @@ def jupyterlab(tmp: Path):
 
 
 def warm_stored_runs() -> None:
-    """先把各章要用的训练结果算好存下（``tl.runs``，存在硬盘缓存里；已经有了就只是读一遍）。
+    """先把各章要用的训练结果算好存下（``runs.CHAPTER_RUNS``，存在硬盘缓存里；已经有了就只是读一遍）。
 
     JupyterLab 里十一个内核同时跑，只有两个核心；要是第 9 章的小 GPT 这时才在其中一个内核里训练，它要和另外
     十个内核抢 CPU，一次运行里十分钟也没训完。读者第一次打开第 9 章时训练的也是这同一份结果（代码路径一样）。"""
     from transformer_lab.lessons import runs
 
-    runs.glasses(), runs.heads(), runs.depth(), runs.reversal(use_pe=True), runs.reversal(use_pe=False), runs.gpt()
+    runs.compute_all()
 
 
 def expected_explorables(path: Path) -> list[int]:

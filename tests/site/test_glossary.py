@@ -11,7 +11,7 @@ import re
 
 import pytest
 
-from site_tools import ROOT, ranked
+from tools.site import ROOT, ranked
 
 GLOSSARY = ROOT / "book" / "glossary.md"
 # [显示文字](…glossary.md#词条) 或 [显示文字](<…glossary.md#有空格的词条>)

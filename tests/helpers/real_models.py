@@ -1,4 +1,4 @@
-"""真模型的 fixture（测试文件里 ``from real_models import minilm, e5``）。
+"""载入第 10 章的真模型给测试用（``tests/conftest.py`` 的 fixture ``minilm``、``e5`` 调用它）。
 
 wheel 不在本机时跳过并说明怎么下载；但在 CI（设置了环境变量 CI）里不许跳过，直接失败。
 
@@ -26,12 +26,3 @@ def real_model(name: str):
         pytest.skip(message)
     return load(name)
 
-
-@pytest.fixture(scope="module")
-def minilm():
-    return real_model("all-MiniLM-L6-v2")
-
-
-@pytest.fixture(scope="module")
-def e5():
-    return real_model("multilingual-e5-small")

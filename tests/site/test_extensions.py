@@ -17,22 +17,23 @@ import sys
 import textwrap
 from pathlib import Path
 
+import mathjax_parts
 import numpy as np
+import postprocess
 import pytest
 import yaml
+import zh_ui
+from explorable_frames import WIDGET_STATE
 from sphinx.errors import ExtensionError
+from zh_search import BookChineseSearch
 
-ROOT = Path(__file__).resolve().parents[1]
+from transformer_lab.widgets.explorable import Explorable, Slider
+from transformer_lab.widgets.static import read_player
+
+from helpers.slow import slow_fixture
+
+ROOT = Path(__file__).resolve().parents[2]
 EXT = ROOT / "book" / "_ext"
-sys.path.insert(0, str(EXT))
-import mathjax_parts  # noqa: E402
-import postprocess  # noqa: E402
-import zh_ui  # noqa: E402
-from explorable_frames import WIDGET_STATE  # noqa: E402
-from zh_search import BookChineseSearch  # noqa: E402
-
-from transformer_lab.widgets.explorable import Explorable, Slider  # noqa: E402
-from transformer_lab.widgets.static import read_player  # noqa: E402
 
 # 会被浏览器加载的资源（与 test_site.py 的检查相同）
 LOADED_URL = re.compile(r"<(script|link|img|iframe|source)\b[^>]*\b(src|href)=\"((?:https?:)?//[^\"]+)\"", re.I)
@@ -155,23 +156,24 @@ def build_tiny_site(src: Path) -> tuple[Path, list[str], str]:
     return html, WARNING.findall(log), log
 
 
-@pytest.fixture(scope="module")
-def tiny(tmp_path_factory):
+@slow_fixture(scope="module")
+def tiny_build(tmp_path_factory):
+    """建好的小网站：(HTML 目录, 警告列表, 完整日志)。建一次要几十秒，所以和整本书一样算慢测试。"""
     return build_tiny_site(tmp_path_factory.mktemp("tiny") / "src")
 
 
-@pytest.fixture(scope="module")
-def site(tiny) -> Path:
-    return tiny[0]
+@slow_fixture(scope="module")
+def tiny_site(tiny_build) -> Path:
+    return tiny_build[0]
 
 
 def read(site: Path, page: str) -> str:
     return (site / page).read_text(encoding="utf-8")
 
 
-def test_tiny_site_builds_with_only_the_planted_warning(tiny):
+def test_tiny_site_builds_with_only_the_planted_warning(tiny_build):
     """唯一的警告是故意拼错的术语链接（glossary_links 让 -n 构建照样报出来）；没有别的警告。"""
-    _, warnings, log = tiny
+    _, warnings, log = tiny_build
     assert warnings == ["term not in glossary: '词原'"], log[-3000:]
 
 
@@ -315,22 +317,22 @@ def test_offline_check_flags_what_jupyter_book_emits_by_default():
     assert offline_problems('<script src="https://cdn.example.org/x.js"></script>') == ["https://cdn.example.org/x.js"]
 
 
-def test_tiny_site_loads_nothing_from_elsewhere_and_has_no_thebe_or_fontawesome(site):
-    problems = {p.name: offline_problems(p.read_text(encoding="utf-8")) for p in _pages(site)}
+def test_tiny_site_loads_nothing_from_elsewhere_and_has_no_thebe_or_fontawesome(tiny_site):
+    problems = {p.name: offline_problems(p.read_text(encoding="utf-8")) for p in _pages(tiny_site)}
     assert not any(problems.values()), problems
-    assert not list((site / "_static").glob("*thebe*"))
+    assert not list((tiny_site / "_static").glob("*thebe*"))
 
 
-def test_dead_widget_state_is_not_written_into_the_page(site):
+def test_dead_widget_state_is_not_written_into_the_page(tiny_site):
     """静态网页上没有读控件状态的脚本：它不该占页面的字节（explorable_frames.drop_widget_state）。"""
-    text = read(site, "notebooks/01_demo.html")
+    text = read(tiny_site, "notebooks/01_demo.html")
     assert "直线" in text and WIDGET_STATE not in text and "IntSliderModel" not in text
 
 
-def test_mathjax_comes_in_parts_without_the_english_menu(site):
+def test_mathjax_comes_in_parts_without_the_english_menu(tiny_site):
     """MathJax 由 startup.js 按 loader 装组件（mathjax_parts.py），不用带右键菜单 (ui/menu) 的合订本 tex-chtml.js；
     Jupyter Book 自己的 MathJax 设置（processHtmlClass）还在。"""
-    text = read(site, "book/preface.html")
+    text = read(tiny_site, "book/preface.html")
     assert re.search(r'<script[^>]+src="[./]*_static/mathjax/startup\.js', text), "页面没有加载 startup.js"
     assert "tex-chtml.js" not in text and "ui/menu" not in text
     config = re.search(r"window\.MathJax = (\{.*?\})</script>", text, re.S)
@@ -338,9 +340,9 @@ def test_mathjax_comes_in_parts_without_the_english_menu(site):
     settings = json.loads(config.group(1))
     assert settings["loader"]["load"] == list(mathjax_parts.COMPONENTS)
     assert "math" in settings["options"]["processHtmlClass"]
-    assert mathjax_parts.missing_components(site.parent / "html") == []
+    assert mathjax_parts.missing_components(tiny_site.parent / "html") == []
     # 排版后让独立公式能用 Tab 聚焦的那段脚本：只在有公式的页面上
-    assert mathjax_parts.FOCUS_JS in text and mathjax_parts.FOCUS_JS not in read(site, "book/glossary.html")
+    assert mathjax_parts.FOCUS_JS in text and mathjax_parts.FOCUS_JS not in read(tiny_site, "book/glossary.html")
 
 
 def test_a_missing_mathjax_component_is_named(tmp_path):
@@ -350,46 +352,46 @@ def test_a_missing_mathjax_component_is_named(tmp_path):
     assert mathjax_parts.missing_components(tmp_path) == ["mathjax/output/chtml.js", "mathjax/a11y/assistive-mml.js"]
 
 
-def test_the_icon_font_is_cut_to_the_icons_the_pages_use(site):
+def test_the_icon_font_is_cut_to_the_icons_the_pages_use(tiny_site):
     """建完后 subset_icon_font 只留用到的图标：搜索按钮的放大镜在，没用到的图标不在；CSS 的 unicode-range 正好是
     子集里的字形，页面链接了这份 CSS。"""
     from fontTools.ttLib import TTFont
 
-    subset = TTFont(site / postprocess.ICON_SUBSET)
+    subset = TTFont(tiny_site / postprocess.ICON_SUBSET)
     kept = set(subset.getBestCmap())
     assert 0xF002 in kept and 0xF13D not in kept  # 放大镜 fa-magnifying-glass；船锚 fa-anchor 没有用到
-    full = TTFont(site / postprocess.ICON_FONT)
+    full = TTFont(tiny_site / postprocess.ICON_FONT)
     assert len(kept) < len(full.getBestCmap()) / 20
-    assert (site / postprocess.ICON_SUBSET).stat().st_size < 20_000
-    css = (site / postprocess.ICON_CSS).read_text(encoding="utf-8")
+    assert (tiny_site / postprocess.ICON_SUBSET).stat().st_size < 20_000
+    css = (tiny_site / postprocess.ICON_CSS).read_text(encoding="utf-8")
     ranges = re.search(r"unicode-range:([^}]*)\}", css).group(1)
     assert {int(r.strip()[2:], 16) for r in ranges.split(",")} == kept
     assert postprocess.ICON_FAMILY in css and "font-weight:900" in css
-    assert re.search(r'<link[^>]+href="[./]*_static/icon-font\.css', read(site, "book/preface.html"))
+    assert re.search(r'<link[^>]+href="[./]*_static/icon-font\.css', read(tiny_site, "book/preface.html"))
 
 
-def test_frames_become_site_files(site):
-    page = read(site, "notebooks/01_demo.html")
+def test_frames_become_site_files(tiny_site):
+    page = read(tiny_site, "notebooks/01_demo.html")
     (player,) = read_player(page)
     assert "frames" not in player and not BASE64_FRAME.search(page)
     for url in (u for layout in ("wide", "narrow") for u in player["urls"][layout]):
-        assert url.startswith("../_static/tlx/") and (site / "notebooks" / url).resolve().read_bytes()[:4] == b"\x89PNG"
+        assert url.startswith("../_static/tlx/") and (tiny_site / "notebooks" / url).resolve().read_bytes()[:4] == b"\x89PNG"
     assert re.search(r'<div class="tlx"[^>]*>\s*<a class="tlx-zoom" href="\.\./_static/tlx/[^"]*"[^>]*>\s*<picture>'
                      r'\s*<source [^>]*srcset="\.\./_static/tlx/[^"]*".*?<img src="\.\./_static/tlx/', page, re.S)
 
 
-def test_a_markdown_page_gets_a_figure_from_the_package(site):
+def test_a_markdown_page_gets_a_figure_from_the_package(tiny_site):
     """page_figures：前言里的 ```{explorable} transformer_diagram``` 变成那张图的播放器（参数照传，帧搬成文件）。"""
-    page = read(site, "book/preface.html")
+    page = read(tiny_site, "book/preface.html")
     (player,) = read_player(page)
     urls = [u for layout in ("wide", "narrow") for u in player["urls"][layout]]
-    assert urls and all(u.startswith("../_static/tlx/") and (site / "book" / u).resolve().is_file() for u in urls)
+    assert urls and all(u.startswith("../_static/tlx/") and (tiny_site / "book" / u).resolve().is_file() for u in urls)
     assert "因果掩码" in page  # {"decoder": true} 传到了画图函数：替代文字写的是解码器
     assert not BASE64_FRAME.search(page)
 
 
-def test_accessibility_fixes_reach_the_built_pages(site):
-    page = read(site, "book/preface.html")
+def test_accessibility_fixes_reach_the_built_pages(tiny_site):
+    page = read(tiny_site, "book/preface.html")
     assert page.count('role="complementary" aria-label="全书导航"') == 1
     assert '<td class="head"></td>' in page and '<th class="head"><p>查询</p></th>' in page
 
@@ -399,8 +401,8 @@ def test_accessibility_fixes_reach_the_built_pages(site):
 ENGLISH_WORD = re.compile(r"[A-Za-z]{2,}")
 
 
-def test_ui_strings_come_from_the_books_catalogues(site):
-    page = read(site, "notebooks/01_demo.html")
+def test_ui_strings_come_from_the_books_catalogues(tiny_site):
+    page = read(tiny_site, "notebooks/01_demo.html")
     for text in ("链接到此标题",   # sphinx 域：Sphinx 按 locale_dirs 编译并优先使用本书的 sphinx.po
                  "打印成 PDF",     # booktheme 域：zh_ui 注册的 booktheme.po 盖过主题的“列印成 PDF”
                  'title="切换侧边栏"', 'aria-label="全书目录"', 'placeholder="搜索本书……"'):  # 模板写死的属性
@@ -408,13 +410,13 @@ def test_ui_strings_come_from_the_books_catalogues(site):
     assert "列印" not in page
 
 
-def test_no_ui_attribute_is_left_in_english(site):
+def test_no_ui_attribute_is_left_in_english(tiny_site):
     import transformer_lab as tl
 
     figure = tl.explore.transformer_diagram(decoder=True)  # 前言里那张图的标题和替代文字是书的内容，不是界面
     allowed = {"PDF", *ENGLISH_WORD.findall(figure.title + figure.alt_text())}
     english = {}
-    for path in _pages(site):
+    for path in _pages(tiny_site):
         for attr, value in re.findall(r'\b(title|aria-label|alt|placeholder|data-bs-title)="([^"]*)"',
                                       path.read_text(encoding="utf-8")):
             if set(ENGLISH_WORD.findall(value)) - allowed:
@@ -456,10 +458,10 @@ def test_compiled_catalogues_are_not_committed():
 
 # ---------------------------------------------------------------- 术语链接
 
-def test_glossary_links_become_term_references(site):
-    glossary = read(site, "book/glossary.html")
+def test_glossary_links_become_term_references(tiny_site):
+    glossary = read(tiny_site, "book/glossary.html")
     anchors = dict(re.findall(r'<dt id="(term-[^"]+)">(.*?)<a class="headerlink"', glossary, re.S))
-    page = read(site, "notebooks/01_demo.html")
+    page = read(tiny_site, "notebooks/01_demo.html")
     links = re.findall(r'<a class="reference internal" href="\.\./book/glossary\.html#(term-[^"]+)">'
                        r'<span class="xref std std-term">([^<]+)</span></a>', page)
     assert [(anchors[anchor].strip(), text) for anchor, text in links] == [("词元", "词元"), ("多头注意力", "多头注意力")]
@@ -471,16 +473,16 @@ def test_glossary_links_become_term_references(site):
 
 # ---------------------------------------------------------------- 中文搜索
 
-def test_index_holds_single_characters_and_bigrams(site):
-    index = json.loads(re.search(r"Search\.setIndex\((.*)\)", read(site, "searchindex.js"), re.S).group(1))
+def test_index_holds_single_characters_and_bigrams(tiny_site):
+    index = json.loads(re.search(r"Search\.setIndex\((.*)\)", read(tiny_site, "searchindex.js"), re.S).group(1))
     for term in ("除", "根", "除以", "以根", "根号", "softmax"):
         assert term in index["terms"], term
     assert "除以根号" not in index["terms"]  # 不是整段
     assert BookChineseSearch({}).split("除以根号 d_k") == ["除", "以", "根", "号", "除以", "以根", "根号", "d_k"]
 
 
-def test_language_data_carries_the_splitter_and_the_scorer(site):
-    data = read(site, "_static/language_data.js")
+def test_language_data_carries_the_splitter_and_the_scorer(tiny_site):
+    data = read(tiny_site, "_static/language_data.js")
     assert "var splitQuery = function" in data and "Search.performTermsSearch = function" in data
     assert "var Scorer = {" in data and "BACK_MATTER" in data
 
@@ -509,21 +511,21 @@ def run_search_js(site: Path, expression: str):
     return json.loads(proc.stdout)
 
 
-def test_query_is_split_into_bigrams_in_the_browser_scripts(site):
-    assert run_search_js(site, 'splitQuery("除以根号")') == ["除以", "以根", "根号"]
-    assert run_search_js(site, 'splitQuery("头 Q K V softmax")') == ["头", "softmax"]
+def test_query_is_split_into_bigrams_in_the_browser_scripts(tiny_site):
+    assert run_search_js(tiny_site, 'splitQuery("除以根号")') == ["除以", "以根", "根号"]
+    assert run_search_js(tiny_site, 'splitQuery("头 Q K V softmax")') == ["头", "softmax"]
 
 
-def test_scorer_marks_down_back_matter_but_not_the_preface(site):
+def test_scorer_marks_down_back_matter_but_not_the_preface(tiny_site):
     """附录打九折，前言不变；章节打平时章号小的在前（每章减 章号 × 0.01），第 10 章起和附录一样打九折。"""
     docs = ["book/glossary", "book/preface", "notebooks/01_demo", "notebooks/02_x", "notebooks/10_x"]
-    scores = run_search_js(site, f"{docs}.map(d => Scorer.score([d, '', '', null, 100, d + '.md']))")
+    scores = run_search_js(tiny_site, f"{docs}.map(d => Scorer.score([d, '', '', null, 100, d + '.md']))")
     assert [round(s, 6) for s in scores] == [90, 100, 99.99, 99.98, 89.9]
 
 
-def test_questions_find_the_page_that_contains_most_of_them(site):
+def test_questions_find_the_page_that_contains_most_of_them(tiny_site):
     """书里没有原样出现的问句也能搜到（原来的 Sphinx 要求每一块都出现）；毫不相干的查询一无所获。"""
-    results = run_search_js(site, '[search("为什么要除以根号"), search("softmax 为何不会饱和"), search("全然无关的火星文字")]')
+    results = run_search_js(tiny_site, '[search("为什么要除以根号"), search("softmax 为何不会饱和"), search("全然无关的火星文字")]')
     assert [doc for doc, _ in results[0]][:1] == ["book/preface"]
     assert [doc for doc, _ in results[1]] == ["notebooks/01_demo"]  # “为何”书里没有：4/6 块命中也算
     assert results[2] == []

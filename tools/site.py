@@ -1,5 +1,5 @@
 """浏览器测试与基准脚本共用的小工具：构建网站（一次测试运行只建一次）、在本机端口上提供它、找到系统里的
-Chromium、在网站自己的搜索页上搜索、收集页面上的界面文字。pytest fixture 在 conftest.py。"""
+Chromium、在网站自己的搜索页上搜索、收集页面上的界面文字。pytest fixture 在 tests/site/conftest.py。"""
 
 from __future__ import annotations
 
@@ -17,6 +17,8 @@ import sys
 import threading
 from pathlib import Path
 from urllib.parse import quote
+
+from transformer_lab._cache import exclusive
 
 ROOT = Path(__file__).resolve().parents[1]
 HTML = ROOT / "_build" / "html"
@@ -99,6 +101,18 @@ def open_tab(browser, base: str, **options):
 
 # 从头到尾滚一遍页面：每次 400 px、停 30 ms，让播放器的 IntersectionObserver 看见每一张图。不要一次滚一屏：
 # 那样每张图只在视野里停 30 ms，机器忙时观察者来不及报，它的下一帧就没预取（一次完整测试里这样漏过 3 帧）
+def assert_clean(page) -> None:
+    """``open_tab`` 开的标签页没有试图访问外部地址、控制台没有报错。"""
+    assert not page.external, f"页面试图访问外部地址：{page.external}"
+    assert not page.errors, f"浏览器控制台报错：{page.errors}"
+
+
+def closed_clean(page) -> None:
+    """``assert_clean`` 之后关掉这个标签页的浏览器环境。"""
+    assert_clean(page)
+    page.context.close()
+
+
 SCROLL_JS = """async () => {
   for (let y = 0; y < document.body.scrollHeight; y += 400) {
     window.scrollTo(0, y); await new Promise(r => setTimeout(r, 30));
@@ -201,25 +215,9 @@ MATH_REPORT_JS = """async () => {
 BUILD_STAMP = ROOT / "_build" / ".site-test-build.json"
 
 
-@contextlib.contextmanager
-def _exclusive(lock_path: Path):
-    """跨进程的互斥锁（pytest-xdist 的几个工作进程可能同时要网站）；没有 fcntl 的系统上不加锁。"""
-    lock_path.parent.mkdir(parents=True, exist_ok=True)
-    with open(lock_path, "w") as handle:
-        try:
-            import fcntl
-        except ImportError:  # Windows：测试在一个进程里跑时本来就只建一次
-            yield
-            return
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
-
-
 # 仓库里建网站时不读的文件：只改了它们，建出来的还是同一个网站
-NOT_BOOK_INPUTS = ("tests/", "benchmarks/", ".ci/", "README.md", ".gitignore")
+NOT_BOOK_INPUTS = ("tests/", "benchmarks/", ".ci/", "README.md", ".gitignore", "conftest.py", "tools/site.py",
+                   "tools/lab.py", "tools/refresh.py")
 
 
 def book_inputs(root: Path = ROOT) -> str | None:
@@ -285,7 +283,7 @@ def build_site() -> tuple[int, str]:
     只改了测试、基准脚本或 README 时不必再花几分钟重建。书里任何一个字、包里任何一行、任何一个依赖的版本变了，
     都会重建。"""
     run = os.environ.get("PYTEST_XDIST_TESTRUNUID") or f"pid-{os.getpid()}"
-    with _exclusive(ROOT / "_build" / ".site-test-build.lock"):
+    with exclusive(ROOT / "_build" / ".site-test-build.lock"):  # 与包的硬盘缓存同一把锁
         inputs = book_inputs()
         if BUILD_STAMP.exists():
             record = json.loads(BUILD_STAMP.read_text(encoding="utf-8"))

@@ -7,7 +7,7 @@
 2. 浏览器：打开每一页，点开每个折叠块（小测验的答案、"深入一点"），断言每个公式都被 MathJax 排成了
    ``mjx-container``——答案里的公式也要真的显示成公式。这一层在 ``test_site.py`` 的
    ``test_math_renders_everywhere_including_opened_quiz_answers``：电脑上每一页只打开一次，顺便数公式
-   （``site_tools.MATH_REPORT_JS``）。
+   （``tools.site.MATH_REPORT_JS``）。
 
 ``test_the_detector_flags_the_old_chapter_1_quiz`` 证明检查能失败：旧的第 1 章把公式写在 ``<summary>`` 里，
 网页上显示成了 ``$T$``（``tests/fixtures/old_ch01_quiz.html`` 是从当时构建出的网页里截下来的）。
@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-FIXTURES = Path(__file__).parent / "fixtures"
+FIXTURES = Path(__file__).parents[1] / "fixtures"
 
 # 这些元素里的文字不是"正文"：脚本、样式、公式的源码（MathJax 会把它排好）、代码。
 _SKIP_TAGS = {"script", "style", "pre", "code", "mjx-container", "math", "svg", "template", "noscript"}

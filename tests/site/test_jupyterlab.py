@@ -5,7 +5,7 @@
 
 * 每张可交互图都显示成活的图片（不是 “Click to show javascript error”），图片有读屏软件能读出的名字；
 * 每个滑块用键盘拖动（聚焦手柄，按 End / Home）之后，图的像素真的变了；
-* 没有控件报错、没有 stderr 或报错输出、控制台没有报错（白名单见 ``lab_tools.CONSOLE_ALLOWED``，每条都写明原因）；
+* 没有控件报错、没有 stderr 或报错输出、控制台没有报错（白名单见 ``tools.lab.CONSOLE_ALLOWED``，每条都写明原因）；
 * 渲染出来的 Markdown 里没有 MyST 原始写法（``:::{``、``{term}``、```` ```{ ````）；小测验是折叠的，点开能展开；
 * 没有弹窗、没有通知，菜单是中文；页面没有请求 127.0.0.1 以外的任何地址；仓库里的 notebook 没有被改写。
 
@@ -23,7 +23,8 @@ import re
 
 import pytest
 
-from lab_tools import NOTEBOOKS, ROOT, jupyterlab, run_in_lab, warm_stored_runs
+from helpers.slow import slow_fixture
+from tools.lab import NOTEBOOKS, ROOT, jupyterlab, run_in_lab, warm_stored_runs
 
 FIXTURE = ROOT / "tests" / "fixtures" / "lab_broken.ipynb"
 CHAPTERS = [p.stem for p in NOTEBOOKS]
@@ -34,11 +35,11 @@ def _digest(paths) -> dict[str, str]:
     return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in paths}
 
 
-@pytest.fixture(scope="module")
+@slow_fixture(scope="module")
 def lab(browser, tmp_path_factory):
     """在 JupyterLab 里运行全部章节和反证 notebook，返回 {名字: LabReport}，以及运行前后 notebook 的摘要。
 
-    ``browser`` 是 conftest.py 里全体浏览器测试共用的 Chromium（找不到时整个文件跳过）。"""
+    ``browser`` 是 tests/site/conftest.py 里全体浏览器测试共用的 Chromium（找不到时整个文件跳过）。"""
     before = _digest([*NOTEBOOKS, FIXTURE])
     warm_stored_runs()
     with jupyterlab(tmp_path_factory.mktemp("jupyterlab")) as base:
@@ -100,11 +101,11 @@ def test_the_checks_catch_a_broken_notebook(lab):
 
 
 def test_only_the_known_server_race_excuses_a_500_in_the_console():
-    """jupyter_server 启动内核时的那处竞争（``lab_tools.SERVER_RACE_CONSOLE``）：记下几次这样的回应，就放过几条
+    """jupyter_server 启动内核时的那处竞争（``tools.lab.SERVER_RACE_CONSOLE``）：记下几次这样的回应，就放过几条
     500 的提示；别的报错、多出来的 500 照样算。"""
     from types import SimpleNamespace
 
-    from lab_tools import SERVER_RACE_CONSOLE, LabPage, _server_race
+    from tools.lab import SERVER_RACE_CONSOLE, LabPage, _server_race
 
     def response(url, status=500, method="GET"):
         return SimpleNamespace(url=url, status=status, request=SimpleNamespace(method=method))
@@ -128,7 +129,7 @@ def test_a_run_that_stopped_early_counts_as_finished_and_one_that_never_started_
     """等待的规则（不需要浏览器）：Run All 停在报错或弹窗处也算"跑完"（测试再带着原因失败），不干等到超时；
     还在排队的、内核忙的、一个单元格都没执行的，都不算。页面上的指示灯卡在 busy、服务器却说内核空闲时，
     以服务器为准。"""
-    from lab_tools import _finished, _stalled
+    from tools.lab import _finished, _stalled
 
     base = {"status": "idle", "kernel": "idle", "cells": 5, "numbered": 5, "queued": 0, "errors": 0, "dialogs": []}
     assert _finished(base)

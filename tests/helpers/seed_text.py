@@ -2,7 +2,7 @@
 sha256 前 ``DIGEST_BYTES`` 个字节，排好序存在 ``tests/data/seed_runs.bin``。
 
 测试拿正文里每一段连续 9 个汉字去比指纹，就能发现照抄种子原文的句子——仓库里却不必放种子原文。
-种子文档在身边时（``SEEDS`` 存在），``python tests/seed_text.py`` 重新生成指纹文件，测试也会核对它没有过期。
+种子文档在身边时（``SEEDS`` 存在），``python tests/helpers/seed_text.py`` 重新生成指纹文件，测试也会核对它没有过期。
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import hashlib
 import re
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SEEDS = ROOT.parent / "shared" / "seeds"
 DIGESTS = ROOT / "tests" / "data" / "seed_runs.bin"
 RUN = 9  # 连续几个汉字算"照抄"

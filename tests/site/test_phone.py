@@ -19,7 +19,7 @@ import pytest
 from transformer_lab.widgets.explorable import Explorable, Slider
 
 from helpers.tiny_view import Titled
-from site_tools import (
+from tools.site import (
     LAPTOP,
     MEASURE_JS,
     MIN_PX,

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import io
 import os
-import sys
 import time
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
@@ -14,8 +13,7 @@ import pytest
 
 from transformer_lab import chapters, quiz
 
-from conftest import assert_clean
-from site_tools import open_tab
+from tools.site import assert_clean, open_tab
 
 BANK = quiz.questions()
 PAGE = "book/self_test.html"
@@ -192,12 +190,9 @@ def test_controls_show_focus_and_feedback_is_announced(site, page):
 
 def test_build_step_finds_section_anchors_and_warns_on_missing_ones(monkeypatch):
     """建网站时，“回去看”的锚点按小节标题在那一章的 doctree 里找；找不到要发警告（-W 下构建失败），不能悄悄失效。"""
+    import self_test_page
     from docutils import nodes
 
-    from site_tools import ROOT
-
-    sys.path.insert(0, str(ROOT / "book" / "_ext"))
-    import self_test_page
 
     doctree = nodes.document(None, None)
     for title, ident in [("学习目标", "id1"), ("动手算：softmax 分蛋糕", "softmax")]:
@@ -220,12 +215,9 @@ def test_build_step_finds_section_anchors_and_warns_on_missing_ones(monkeypatch)
 def test_the_page_is_reread_when_the_package_changes_and_only_then(tmp_path, monkeypatch):
     """题目在 Python 包里：自测页用 ``env.note_dependency`` 登记包里的文件，其中一个变了，Sphinx 就重读这一页；
     什么都没变时不重读（以前每次构建都强制重读）。在一个只有一页的小网站上建三次，几秒钟，不用建整本书。"""
+    import self_test_page
     from sphinx.application import Sphinx
 
-    from site_tools import ROOT
-
-    sys.path.insert(0, str(ROOT / "book" / "_ext"))
-    import self_test_page
 
     src, out = tmp_path / "src", tmp_path / "out"
     src.mkdir()
