@@ -3,7 +3,8 @@
 * ``_toc.yml`` 里的 notebook，按顺序，恰好是表里的各章；
 * ``notebooks/*.ipynb`` 恰好是表里的各章，不多不少；每本的一级标题是“第 N 章 ”加表里的章名；
 * ``transformer_lab/figures/chNN_<notebook>.py`` 都属于表里的某一章，每个都有对应的 ``tests/figures/test_chNN_<notebook>.py``；
-* 自测题库：每一章至少一道题，没有题考表外的章。
+* 自测题库：每一章有自己的 ``transformer_lab/quiz/bank_chNN.py``（``quiz.questions`` 按这个名字找它），里面至少一道
+  这一章的题、没有别的章的题；没有不属于任何一章的题库；汇总的题里没有题考表外的章；
 
 每个检查都是一个函数：输入一张表和读到的内容，返回问题清单（空 = 没问题）。下半部分用假的表、假的目录文字
 证明每个检查都能失败。
@@ -11,6 +12,7 @@
 
 from __future__ import annotations
 
+import importlib
 import json
 from dataclasses import replace
 from pathlib import Path
@@ -89,6 +91,25 @@ def quiz_problems(table: tuple[Chapter, ...], question_chapters: list[int]) -> l
     return problems + [f"有题考的是第 {n} 章，章节表里没有这一章" for n in sorted(set(question_chapters) - numbers)]
 
 
+def bank_problems(table: tuple[Chapter, ...], banks: dict[str, list[int]]) -> list[str]:
+    """题库：``banks`` 是 ``quiz/`` 里的每个 ``bank_ch*`` 模块 → 它的题考的章号（每道题一个）。每一章都有
+    ``Chapter.bank_module`` 那个模块、里面至少一道这一章的题；题库里只有它那一章的题；不属于任何一章的题库
+    （``quiz.questions`` 不会读它）也算错。"""
+    own = {c.bank_module: c.number for c in table}
+    problems = []
+    for c in table:
+        if c.bank_module not in banks:
+            problems.append(f"第 {c.number} 章没有题库 transformer_lab/quiz/{c.bank_module}.py")
+        elif c.number not in banks[c.bank_module]:
+            problems.append(f"quiz/{c.bank_module}.py 里没有第 {c.number} 章的题")
+    for module, numbers in sorted(banks.items()):
+        if module not in own:
+            problems.append(f"quiz/{module}.py 不属于章节表里的任何一章（quiz.questions 不会读它）")
+        elif set(numbers) - {own[module]}:
+            problems.append(f"quiz/{module}.py 里有第 {sorted(set(numbers) - {own[module]})} 章的题：每道题放进它那一章的题库")
+    return problems
+
+
 # ---------------------------------------------------------------- 读仓库里的内容
 
 def first_heading(path: Path) -> str | None:
@@ -135,12 +156,21 @@ def test_every_chapter_has_questions():
     assert quiz_problems(CHAPTERS, [q.chapter for q in quiz.questions()]) == []
 
 
+def test_every_chapter_has_its_own_bank():
+    names = _stems(ROOT / "transformer_lab" / "quiz", "bank_ch*.py")
+    banks = {name: [q.chapter for q in importlib.import_module(f"transformer_lab.quiz.{name}").questions()]
+             for name in names}
+    assert banks, "quiz/ 里一个 bank_ch*.py 也没找到：路径写错了？"
+    assert bank_problems(CHAPTERS, banks) == []
+
+
 def test_helpers():
     assert chapters.numbers() == tuple(range(1, len(CHAPTERS) + 1))
     for c in CHAPTERS:
         assert chapters.chapter(c.number) is c
         assert (ROOT / c.notebook).is_file() and c.notebook == f"notebooks/{c.stem}.ipynb"
     assert chapters.chapter(4).figures_module == "ch04_four_steps"
+    assert chapters.chapter(4).bank_module == "bank_ch04" and chapters.chapter(10).bank_module == "bank_ch10"
     assert chapters.chapter(4).heading == "第 4 章 计算四步：点积 → 缩放 → Softmax → 加权求和"
 
 
@@ -228,6 +258,19 @@ def test_quiz_check_can_fail():
     assert quiz_problems(CHAPTERS, every) == []
     assert quiz_problems((*CHAPTERS, NINE), every) == [f"第 {NEXT} 章在自测里一道题也没有"]
     assert quiz_problems(CHAPTERS, [*every, 12]) == ["有题考的是第 12 章，章节表里没有这一章"]
+
+
+def test_bank_check_can_fail():
+    banks = {c.bank_module: [c.number, c.number] for c in CHAPTERS}
+    assert bank_problems(CHAPTERS, banks) == []
+    assert bank_problems((*CHAPTERS, NINE), banks) == [f"第 {NEXT} 章没有题库 transformer_lab/quiz/{NINE.bank_module}.py"]
+    assert bank_problems((*CHAPTERS, NINE), {**banks, NINE.bank_module: []}) == [
+        f"quiz/{NINE.bank_module}.py 里没有第 {NEXT} 章的题"]
+    assert bank_problems(CHAPTERS, {**banks, "bank_ch04": [4, 5, 4]}) == [
+        "quiz/bank_ch04.py 里有第 [5] 章的题：每道题放进它那一章的题库"]
+    assert bank_problems(CHAPTERS, {**banks, "bank_ch01_04": [1, 2]}) == [
+        "quiz/bank_ch01_04.py 不属于章节表里的任何一章（quiz.questions 不会读它）"]
+    assert bank_problems((*CHAPTERS, NINE), {**banks, NINE.bank_module: [NEXT]}) == []
 
 
 LAST = CHAPTERS[-1].number
