@@ -1,10 +1,10 @@
 """全书的章节表：章号 → notebook 的文件名、章名。书里只有这一张表。
 
-加一章 = 在 ``CHAPTERS`` 里加一行（再在 ``_toc.yml`` 里列出这一章的 notebook）。
+加一章 = 在 ``CHAPTERS`` 里加一行（再在 ``_toc.yml`` 里列出这一章的 notebook，在前言的章节地图里加一行）。
 别处需要章号、章名、notebook 文件名时都从这里取，不再手写“1 到 8”；这一章的图和题按名字找
 （``figures/chNN_<notebook>.py``、``quiz/bank_chNN.py``），不用在别处登记。``tests/test_chapters.py`` 把这张表和
 ``_toc.yml``、``notebooks/*.ipynb``（以及每一本的一级标题）、``figures/chNN_<notebook>.py``、
-``tests/figures/`` 和每章的题库逐一核对，任何一处对不上都会失败。
+``tests/figures/``、每章的题库和前言的章节地图逐一核对，任何一处对不上都会失败。
 
 本模块只依赖 ``_validation``，包里任何一层都可以导入它。
 """
