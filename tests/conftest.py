@@ -1,5 +1,5 @@
 """测试共用设置：Hypothesis 配置、每张可交互图只画一次的缓存 ``rendered``、第 10 章真模型的 fixture
-（``minilm``、``e5``），以及 pytest-xdist 的工作进程数和长测试先跑的顺序。
+（``minilm``、``e5``）、系统里的 Chromium（``browser``），以及 pytest-xdist 的工作进程数和长测试先跑的顺序。
 
 报错测试的写法（``check_error``、``call``、``error_table_test``）在 ``helpers/errors.py``；网站、浏览器和 JupyterLab
 的 fixture 在 ``site/conftest.py``（用到它们的测试自动标成 slow，``python dev.py check`` 跳过）。
@@ -19,7 +19,8 @@ import pytest
 from hypothesis import settings
 
 from helpers.real_models import real_model
-from helpers.slow import SLOW_FIXTURES
+from helpers.slow import SLOW_FIXTURES, slow_fixture
+from tools.site import CHROMIUM_ARGS, NO_CHROMIUM, chromium_path
 
 # tests/fixtures 里的 notebook 是故意写坏的反证（JupyterLab 测试用），不交给 nbval 运行
 collect_ignore_glob = ["fixtures/*.ipynb"]
@@ -76,6 +77,20 @@ def minilm():
 def e5():
     """第 10 章的多语言真模型 multilingual-e5-small。"""
     return real_model("multilingual-e5-small")
+
+
+@slow_fixture(scope="session")
+def browser():
+    """系统里的 Chromium（找不到时跳过用到它的测试，并说明怎么安装），整个测试运行共用一个。"""
+    path = chromium_path()
+    if path is None:
+        pytest.skip(NO_CHROMIUM + "浏览器测试已跳过。")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=path, args=CHROMIUM_ARGS)
+        yield b
+        b.close()
 
 
 # ---------------------------------------------------------------- 慢测试、工作进程数与顺序

@@ -3,7 +3,11 @@
 * ``_toc.yml`` 里的 notebook，按顺序，恰好是表里的各章；
 * ``notebooks/*.ipynb`` 恰好是表里的各章，不多不少；每本的一级标题是“第 N 章 ”加表里的章名；
 * ``transformer_lab/figures/chNN_<notebook>.py`` 都属于表里的某一章，每个都有对应的 ``tests/figures/test_chNN_<notebook>.py``；
-* 自测题库：每一章至少一道题，没有题考表外的章。
+* 自测题库：每一章有自己的 ``transformer_lab/quiz/bank_chNN.py``（``quiz.questions`` 按这个名字找它），里面至少一道
+  这一章的题、没有别的章的题；没有不属于任何一章的题库；汇总的题里没有题考表外的章；
+* 前言 ``book/preface.md`` 的章节地图：每一章恰好一行，按顺序，章号、章名、链接一字不差；地图下面的文字提到
+  每一章，不提表外的章。地图留在 Markdown 里（JupyterLab 里的 jupyterlab-myst 不跑本书的 Sphinx 扩展，
+  自定义指令在那里会原样显示），由这里的检查保证它跟着表走。
 
 每个检查都是一个函数：输入一张表和读到的内容，返回问题清单（空 = 没问题）。下半部分用假的表、假的目录文字
 证明每个检查都能失败。
@@ -11,7 +15,9 @@
 
 from __future__ import annotations
 
+import importlib
 import json
+import re
 from dataclasses import replace
 from pathlib import Path
 
@@ -89,6 +95,96 @@ def quiz_problems(table: tuple[Chapter, ...], question_chapters: list[int]) -> l
     return problems + [f"有题考的是第 {n} 章，章节表里没有这一章" for n in sorted(set(question_chapters) - numbers)]
 
 
+def bank_problems(table: tuple[Chapter, ...], banks: dict[str, list[int]]) -> list[str]:
+    """题库：``banks`` 是 ``quiz/`` 里的每个 ``bank_ch*`` 模块 → 它的题考的章号（每道题一个）。每一章都有
+    ``Chapter.bank_module`` 那个模块、里面至少一道这一章的题；题库里只有它那一章的题；不属于任何一章的题库
+    （``quiz.questions`` 不会读它）也算错。"""
+    own = {c.bank_module: c.number for c in table}
+    problems = []
+    for c in table:
+        if c.bank_module not in banks:
+            problems.append(f"第 {c.number} 章没有题库 transformer_lab/quiz/{c.bank_module}.py")
+        elif c.number not in banks[c.bank_module]:
+            problems.append(f"quiz/{c.bank_module}.py 里没有第 {c.number} 章的题")
+    for module, numbers in sorted(banks.items()):
+        if module not in own:
+            problems.append(f"quiz/{module}.py 不属于章节表里的任何一章（quiz.questions 不会读它）")
+        elif set(numbers) - {own[module]}:
+            problems.append(f"quiz/{module}.py 里有第 {sorted(set(numbers) - {own[module]})} 章的题：每道题放进它那一章的题库")
+    return problems
+
+
+MAP_HEADING = "## 章节地图"
+MAP_ROW = re.compile(r"\| 第 (\d+) 章 \| \[([^\]]+)\]\(([^)]+)\) \| (.*?) *\|")
+CHAPTER_MENTION = re.compile(r"第 (\d+(?:(?:、| 到 )\d+)*) 章")
+
+
+def mentioned_chapters(text: str) -> set[int]:
+    """文字里提到的章号：“第 8 章”“第 6、7 章”“第 1 到 5 章”。"""
+    numbers = set()
+    for group in CHAPTER_MENTION.findall(text):
+        for part in group.split("、"):
+            first, _, last = part.partition(" 到 ")
+            numbers |= set(range(int(first), int(last or first) + 1))
+    return numbers
+
+
+def chapter_map(preface: str) -> tuple[list[str], str] | None:
+    """前言里“章节地图”那一节：(第一张表格的数据行, 表格以外的文字)；没有这一节时是 None。"""
+    found = re.search(rf"^{MAP_HEADING}\n(.*?)(?=^## |\Z)", preface, re.M | re.S)
+    if found is None:
+        return None
+    lines = found.group(1).splitlines()
+    start = next((i for i, line in enumerate(lines) if line.startswith("|")), len(lines))
+    end = next((i for i in range(start, len(lines)) if not lines[i].startswith("|")), len(lines))
+    prose = "\n".join(line for line in lines if not line.startswith("|"))
+    return lines[start + 2:end], prose  # 去掉表头和分隔行
+
+
+def map_rows(lines: list[str]) -> tuple[dict[int, tuple[str, str, str]], list[str]]:
+    """章节地图的数据行 → ({章号: (章名, 链接, 你会做的事)}, 写法不对、重复的行)。"""
+    rows, problems = {}, []
+    for line in lines:
+        row = MAP_ROW.fullmatch(line)
+        if row is None:
+            problems.append(f"章节地图里这一行的写法不对（应为 | 第 N 章 | [章名](../notebooks/NN_xxx.ipynb) | 你会做的事 |）：{line}")
+            continue
+        if int(row[1]) in rows:
+            problems.append(f"章节地图里第 {row[1]} 章出现了不止一次")
+        rows[int(row[1])] = (row[2], row[3], row[4])
+    return rows, problems
+
+
+def preface_problems(table: tuple[Chapter, ...], preface: str) -> list[str]:
+    """前言的章节地图：每一章恰好一行、按表的顺序，章号、章名（链接的文字）、链接（``../notebooks/NN_xxx.ipynb``）
+    一字不差，“你会亲手算、亲手拨的东西”不空；地图下面的文字提到每一章（“第 1 到 5 章”算提到了 1、2、3、4、5），
+    不提表外的章。"""
+    found = chapter_map(preface)
+    if found is None:
+        return [f"前言里没有“{MAP_HEADING}”这一节"]
+    lines, prose = found
+    rows, problems = map_rows(lines)
+    numbers = {c.number for c in table}
+    for c in table:
+        if c.number not in rows:
+            problems.append(f"章节地图里没有第 {c.number} 章")
+            continue
+        title, link, hands_on = rows[c.number]
+        if title != c.title:
+            problems.append(f"章节地图里第 {c.number} 章的章名是 {title!r}，章节表是 {c.title!r}")
+        if link != f"../{c.notebook}":
+            problems.append(f"章节地图里第 {c.number} 章链接到 {link}，应为 ../{c.notebook}")
+        if not hands_on:
+            problems.append(f"章节地图里第 {c.number} 章没有写“你会亲手算、亲手拨的东西”")
+    problems += [f"章节地图里的第 {n} 章不在章节表里" for n in sorted(set(rows) - numbers)]
+    order = [n for n in rows if n in numbers]
+    if order != sorted(order):
+        problems.append(f"章节地图的顺序是 {list(rows)}，应按章号排")
+    mentioned = mentioned_chapters(prose)
+    problems += [f"章节地图下面的文字没有提到第 {n} 章" for n in sorted(numbers - mentioned)]
+    return problems + [f"章节地图下面的文字提到了第 {n} 章，章节表里没有这一章" for n in sorted(mentioned - numbers)]
+
+
 # ---------------------------------------------------------------- 读仓库里的内容
 
 def first_heading(path: Path) -> str | None:
@@ -135,12 +231,25 @@ def test_every_chapter_has_questions():
     assert quiz_problems(CHAPTERS, [q.chapter for q in quiz.questions()]) == []
 
 
+def test_every_chapter_has_its_own_bank():
+    names = _stems(ROOT / "transformer_lab" / "quiz", "bank_ch*.py")
+    banks = {name: [q.chapter for q in importlib.import_module(f"transformer_lab.quiz.{name}").questions()]
+             for name in names}
+    assert banks, "quiz/ 里一个 bank_ch*.py 也没找到：路径写错了？"
+    assert bank_problems(CHAPTERS, banks) == []
+
+
+def test_the_preface_map_follows_the_table():
+    assert preface_problems(CHAPTERS, PREFACE) == []
+
+
 def test_helpers():
     assert chapters.numbers() == tuple(range(1, len(CHAPTERS) + 1))
     for c in CHAPTERS:
         assert chapters.chapter(c.number) is c
         assert (ROOT / c.notebook).is_file() and c.notebook == f"notebooks/{c.stem}.ipynb"
     assert chapters.chapter(4).figures_module == "ch04_four_steps"
+    assert chapters.chapter(4).bank_module == "bank_ch04" and chapters.chapter(10).bank_module == "bank_ch10"
     assert chapters.chapter(4).heading == "第 4 章 计算四步：点积 → 缩放 → Softmax → 加权求和"
 
 
@@ -158,6 +267,7 @@ NEXT = CHAPTERS[-1].number + 1  # 表里还没有的下一章（加了新章，�
 NINE = Chapter(NEXT, f"{NEXT:02d}_new_chapter", "新的一章：副标题", "新的一章")
 LAST_LINE = f"      - file: {CHAPTERS[-1].docname}\n"
 REAL_TOC = (ROOT / "_toc.yml").read_text(encoding="utf-8")
+PREFACE = (ROOT / "book" / "preface.md").read_text(encoding="utf-8")
 
 
 @pytest.mark.parametrize("table, expected", [
@@ -228,6 +338,66 @@ def test_quiz_check_can_fail():
     assert quiz_problems(CHAPTERS, every) == []
     assert quiz_problems((*CHAPTERS, NINE), every) == [f"第 {NEXT} 章在自测里一道题也没有"]
     assert quiz_problems(CHAPTERS, [*every, 12]) == ["有题考的是第 12 章，章节表里没有这一章"]
+
+
+def test_bank_check_can_fail():
+    banks = {c.bank_module: [c.number, c.number] for c in CHAPTERS}
+    assert bank_problems(CHAPTERS, banks) == []
+    assert bank_problems((*CHAPTERS, NINE), banks) == [f"第 {NEXT} 章没有题库 transformer_lab/quiz/{NINE.bank_module}.py"]
+    assert bank_problems((*CHAPTERS, NINE), {**banks, NINE.bank_module: []}) == [
+        f"quiz/{NINE.bank_module}.py 里没有第 {NEXT} 章的题"]
+    assert bank_problems(CHAPTERS, {**banks, "bank_ch04": [4, 5, 4]}) == [
+        "quiz/bank_ch04.py 里有第 [5] 章的题：每道题放进它那一章的题库"]
+    assert bank_problems(CHAPTERS, {**banks, "bank_ch01_04": [1, 2]}) == [
+        "quiz/bank_ch01_04.py 不属于章节表里的任何一章（quiz.questions 不会读它）"]
+    assert bank_problems((*CHAPTERS, NINE), {**banks, NINE.bank_module: [NEXT]}) == []
+
+
+def test_chapter_mentions_are_read_with_ranges():
+    assert mentioned_chapters("第 1 到 5 章讲注意力。第 6、7 章补上顺序。第 10 章，第 9 章") == {1, 2, 3, 4, 5, 6, 7, 9, 10}
+    assert mentioned_chapters("第 2、4 到 6 章") == {2, 4, 5, 6} and mentioned_chapters("第十章") == set()
+
+
+def _map_row(c: Chapter, hands_on: str = "拨一拨") -> str:
+    return f"| 第 {c.number} 章 | [{c.title}](../{c.notebook}) | {hands_on} |\n"
+
+
+REAL_ROWS = {c.number: next(line + "\n" for line in PREFACE.splitlines() if line.startswith(f"| 第 {c.number} 章 |"))
+             for c in CHAPTERS}
+LAST_ROW = REAL_ROWS[CHAPTERS[-1].number]
+NARRATIVE = "第 1 到 5 章讲注意力本身"  # 地图下面那段文字的开头
+
+
+@pytest.mark.parametrize("table, preface, expected", [
+    ((*CHAPTERS, NINE), PREFACE, [f"章节地图里没有第 {NEXT} 章", f"章节地图下面的文字没有提到第 {NEXT} 章"]),
+    (CHAPTERS, PREFACE.replace(REAL_ROWS[8], ""), ["章节地图里没有第 8 章"]),
+    (CHAPTERS, PREFACE.replace(REAL_ROWS[2] + REAL_ROWS[3], REAL_ROWS[3] + REAL_ROWS[2]),
+     [f"章节地图的顺序是 {[1, 3, 2, *range(4, NEXT)]}，应按章号排"]),
+    (CHAPTERS, PREFACE.replace("[Q、K、V 三兄弟]", "[Q、K、V 三姐妹]"),
+     ["章节地图里第 3 章的章名是 'Q、K、V 三姐妹'，章节表是 'Q、K、V 三兄弟'"]),
+    (CHAPTERS, PREFACE.replace("(../notebooks/03_qkv.ipynb)", "(../notebooks/03_qvk.ipynb)"),
+     ["章节地图里第 3 章链接到 ../notebooks/03_qvk.ipynb，应为 ../notebooks/03_qkv.ipynb"]),
+    (CHAPTERS, PREFACE.replace("| 第 3 章 | [Q、K、V", "| 第 4 章 | [Q、K、V"),
+     ["章节地图里第 4 章出现了不止一次", "章节地图里没有第 3 章"]),
+    (CHAPTERS, PREFACE.replace(LAST_ROW, LAST_ROW + _map_row(NINE)), [f"章节地图里的第 {NEXT} 章不在章节表里"]),
+    (CHAPTERS, PREFACE.replace(REAL_ROWS[5], _map_row(CHAPTERS[4], "")), ["章节地图里第 5 章没有写“你会亲手算、亲手拨的东西”"]),
+    (CHAPTERS, PREFACE.replace(REAL_ROWS[5], REAL_ROWS[5].replace(" | [", " [")),
+     [f"章节地图里这一行的写法不对（应为 | 第 N 章 | [章名](../notebooks/NN_xxx.ipynb) | 你会做的事 |）："
+      f"{REAL_ROWS[5].replace(' | [', ' [').rstrip()}", "章节地图里没有第 5 章"]),
+    (CHAPTERS, PREFACE.replace("第 9 章走完", "再下一章走完"), ["章节地图下面的文字没有提到第 9 章"]),
+    (CHAPTERS, PREFACE.replace(NARRATIVE, f"第 {NEXT} 章还在写。{NARRATIVE}"),
+     [f"章节地图下面的文字提到了第 {NEXT} 章，章节表里没有这一章"]),
+    (CHAPTERS, PREFACE.replace(MAP_HEADING, "## 各章"), [f"前言里没有“{MAP_HEADING}”这一节"]),
+], ids=["table-has-more", "row-missing", "rows-swapped", "title", "link", "number", "row-for-no-chapter",
+        "no-hands-on", "malformed-row", "prose-skips-a-chapter", "prose-names-no-chapter", "no-section"])
+def test_preface_check_can_fail(table, preface, expected):
+    assert preface != PREFACE or table != CHAPTERS
+    assert preface_problems(table, preface) == expected
+
+
+def test_preface_check_accepts_a_matching_new_chapter():
+    preface = PREFACE.replace(LAST_ROW, LAST_ROW + _map_row(NINE)).replace(NARRATIVE, f"第 {NEXT} 章是新的一章。{NARRATIVE}")
+    assert preface_problems((*CHAPTERS, NINE), preface) == []
 
 
 LAST = CHAPTERS[-1].number

@@ -159,8 +159,8 @@ def uncovered(documented: dict[str, frozenset[CodeType]], called) -> list[str]:
 
 # 报错只能在 fixture 里造出来、写不成表的一行的函数：{全名: 测它的测试}。条目过时（函数没了、或有了表里的行）会被下面的测试报出来。
 NOT_A_TABLE_ROW = {
-    "transformer_lab.quiz.questions": "tests/quiz/test_banks.py::test_questions_refuses_a_repeated_qid"
-                                      "（重复的 qid 要先 monkeypatch 题库 quiz.BANKS）",
+    "transformer_lab.quiz.questions": "tests/quiz/test_banks.py::test_questions_refuses_a_repeated_qid、"
+                                      "::test_questions_names_a_missing_bank（要先 monkeypatch 某一章的题库或章节表）",
 }
 
 

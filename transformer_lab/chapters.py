@@ -1,9 +1,11 @@
 """全书的章节表：章号 → notebook 的文件名、章名。书里只有这一张表。
 
-加一章 = 在 ``CHAPTERS`` 里加一行（再在 ``_toc.yml`` 里列出这一章的 notebook）。别处需要章号、
-章名、notebook 文件名时都从这里取，不再手写“1 到 8”。``tests/test_chapters.py`` 把这张表和
+加一章 = 在 ``CHAPTERS`` 里加一行（再在 ``_toc.yml`` 里列出这一章的 notebook，在前言的章节地图里加一行）。
+别处需要章号、章名、notebook 文件名时都从这里取，不再手写“1 到 8”；这一章的图和题按名字找
+（``figures/chNN_<notebook>.py``、``quiz/bank_chNN.py``），不用在别处登记；网站搜索的降权也读这张表
+（``revisits``，建书时写进 ``book/_ext/search_scorer.js``）。``tests/test_chapters.py`` 把这张表和
 ``_toc.yml``、``notebooks/*.ipynb``（以及每一本的一级标题）、``figures/chNN_<notebook>.py``、
-``tests/figures/`` 和自测题库逐一核对，任何一处对不上都会失败。
+``tests/figures/``、每章的题库和前言的章节地图逐一核对，任何一处对不上都会失败。
 
 本模块只依赖 ``_validation``，包里任何一层都可以导入它。
 """
@@ -31,12 +33,16 @@ class Chapter:
         notebook 的一级标题去掉开头的“第 N 章 ”，一字不差。
     short : str
         短章名（自测题的“回去看”链接里用）；按“：”分开的每一段都取自 ``title``。
+    revisits : bool
+        这一章是不是把前面讲过的概念放进新的场合里重看一遍（第 10 章：真模型），而不是讲新概念。
+        网站搜索时这样的章和附录一样打九折：它几乎提到每个术语，打平时应该让讲这个术语的那一章排在前面。
     """
 
     number: int
     stem: str
     title: str
     short: str
+    revisits: bool = False
 
     @property
     def docname(self) -> str:
@@ -58,6 +64,11 @@ class Chapter:
         """这一章的图所在的模块名（``transformer_lab/figures/`` 下，可能还没有）。"""
         return f"ch{self.stem}"
 
+    @property
+    def bank_module(self) -> str:
+        """这一章的自测题库模块名（``transformer_lab/quiz/`` 下），例如 ``"bank_ch04"``。"""
+        return f"bank_ch{self.number:02d}"
+
 
 CHAPTERS: tuple[Chapter, ...] = (
     Chapter(1, "01_rnn_vs_transformer", "RNN 与 Transformer：传话游戏 vs 全员电话会议", "RNN 与 Transformer"),
@@ -69,7 +80,7 @@ CHAPTERS: tuple[Chapter, ...] = (
     Chapter(7, "07_complexity", "复杂度：圆桌握手的代价", "复杂度"),
     Chapter(8, "08_transformer_layer", "串起来：从一句话到一层 Transformer", "串起来：一层 Transformer"),
     Chapter(9, "09_next_token", "下一个词：从一层 Transformer 到一个会写字的小 GPT", "下一个词：小 GPT"),
-    Chapter(10, "10_real_model", "真模型：一个真正训练过的 Transformer，在本书自己的 NumPy 里跑", "真模型"),
+    Chapter(10, "10_real_model", "真模型：一个真正训练过的 Transformer，在本书自己的 NumPy 里跑", "真模型", revisits=True),
 )
 
 

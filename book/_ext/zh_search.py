@@ -16,17 +16,23 @@ Sphinx 自带的中文搜索在建索引时用 jieba 分词，在浏览器里却
 ``splitQuery`` 由 Sphinx 给搜索语言的钩子 ``js_splitter_code`` 提供（有文档）；``Search.performTermsSearch`` 是
 Sphinx 的 searchtools.js（7.x）内部的函数，Sphinx 没有给“哪些页算命中”留钩子，只能替换它，升级 Sphinx 时要复查；
 tests/test_search.py 和 tests/test_extensions.py 会在它们失灵时失败。附录页降权用的是有文档的
-``html_search_scorer``（``search_scorer.js``，见 _config.yml）。
+``html_search_scorer``（``search_scorer.js``，见 _config.yml）。那个文件里要降权的章（``REVISITING``）留空，
+由本扩展在 ``config-inited``（Sphinx 留给扩展改配置的事件）按章节表填上：``Chapter.revisits`` 为真的章号
+写进一份填好的 ``search_scorer.js``（放在 doctree 目录里），``html_search_scorer`` 改指向它。
 
 这样就不再需要分词词典 (jieba)：两字一块的切法对任何新词都一样有效，索引和查询也不会因为词典不同而错开。
 """
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
+from sphinx.errors import ExtensionError
 from sphinx.search.zh import SearchChinese
+
+from transformer_lab import chapters
 
 # 汉字 = Unicode 的 Script=Han（与 zh_search.js 的 \p{Script=Han} 相同；Python 的 re 不支持 \p{...}，所以列出区段）
 HAN = ("[\u2e80-\u2e99\u2e9b-\u2ef3\u2f00-\u2fd5\u3005\u3007\u3021-\u3029\u3038-\u303b"
@@ -57,6 +63,30 @@ class BookChineseSearch(SearchChinese):
         return bool(HAN_RUN.fullmatch(stemmed_word)) or len(stemmed_word) > 1
 
 
+REVISITING_SLOT = "var REVISITING = [];"  # search_scorer.js 里留给要降权的章号的位置
+
+
+def scorer_code(template: str, table: tuple[chapters.Chapter, ...]) -> str:
+    """``search_scorer.js`` 填上章节表里 ``revisits`` 为真的章号（和附录一样打九折的章）。"""
+    if template.count(REVISITING_SLOT) != 1:
+        raise ExtensionError(f"search_scorer.js 里必须恰好有一行 {REVISITING_SLOT!r}（建书时按章节表填上要降权的章），"
+                             f"找到 {template.count(REVISITING_SLOT)} 行")
+    numbers = [c.number for c in table if c.revisits]
+    return template.replace(REVISITING_SLOT, f"var REVISITING = {json.dumps(numbers)};  // 由 zh_search.py 按章节表填上")
+
+
+def fill_scorer(app, config) -> None:
+    """``html_search_scorer`` 改指向按章节表填好的一份（Sphinx 到写网页时才读它，这时已经在了）。"""
+    if not config.html_search_scorer:
+        return
+    filled = Path(app.doctreedir) / "search_scorer.js"
+    filled.parent.mkdir(parents=True, exist_ok=True)
+    template = Path(config.html_search_scorer).read_text(encoding="utf-8")
+    filled.write_text(scorer_code(template, chapters.CHAPTERS), encoding="utf-8")
+    config.html_search_scorer = str(filled)
+
+
 def setup(app):
     app.add_search_language(BookChineseSearch)
+    app.connect("config-inited", fill_scorer)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -1,9 +1,10 @@
-"""全书自测的题目（``quiz/bank_ch01_04.py``、``quiz/bank_ch05_08.py``）和汇总（``quiz/__init__.py`` 的
+"""全书自测的题目（每章一个题库 ``quiz/bank_chNN.py``）和汇总（``quiz/__init__.py`` 的
 ``questions``、``self_test``）：每个数值答案用独立的代码（纯 Python 的 math，不用工具包）重算一遍；每道题内容通顺；
 至少 24 道、章节表里的每一章都有题、素材里的八道都在；链接回去的小节在那一章里真的存在。"""
 
 from __future__ import annotations
 
+import importlib
 import math
 import re
 
@@ -13,8 +14,11 @@ import pytest
 
 import transformer_lab as tl
 from transformer_lab import chapters, quiz
-from transformer_lab.quiz.bank_ch01_04 import rnn_signal_left, scaled_score, softmax_cake
-from transformer_lab.quiz.bank_ch05_08 import order_blind, parameter_count, rope_scores
+from transformer_lab.quiz import bank_ch04
+from transformer_lab.quiz.bank_ch01 import rnn_signal_left
+from transformer_lab.quiz.bank_ch04 import scaled_score, softmax_cake
+from transformer_lab.quiz.bank_ch05 import parameter_count
+from transformer_lab.quiz.bank_ch06 import order_blind, rope_scores
 from transformer_lab.quiz.question import KINDS, Question
 
 from helpers.errors import check_error, error_table_test
@@ -191,24 +195,36 @@ def test_notebook_self_test_uses_the_same_bank():
 
 def test_questions_refuses_a_repeated_qid(monkeypatch):
     """两个题库里出现同一个 qid（网页上的 id 会撞）：汇总时报错，说出是哪个。"""
-    class Twice:
-        @staticmethod
-        def questions():
-            return [Question("ch3-dot", 3, None, "计算题", "number", "p", answer=1.0, explain="e")]
-
-    monkeypatch.setattr(quiz, "BANKS", (*quiz.BANKS, Twice))
+    own = bank_ch04.questions()
+    twice = Question("ch3-dot", 4, None, "计算题", "number", "p", answer=1.0, explain="e")
+    monkeypatch.setattr(bank_ch04, "questions", lambda: [*own, twice])
     check_error(quiz.questions, VE, r"题库里有重复的 qid：\['ch3-dot'\]")
 
 
-def test_each_bank_holds_the_chapters_its_name_says():
-    """``bank_chNN_MM`` 里只有第 NN 到 MM 章的题（``bank_chNN`` 只有第 NN 章），两个题库不考同一章（哪一章的题在哪个文件，看名字就知道）。"""
-    seen = set()
-    for module in quiz.BANKS:
-        first, last = re.fullmatch(r".*bank_ch(\d\d)(?:_(\d\d))?", module.__name__).groups()  # bank_chNN 只有一章
-        first, last = int(first), int(last or first)
-        own = {q.chapter for q in module.questions()}
-        assert own <= set(range(first, last + 1)) and not own & seen, module.__name__
-        seen |= own
+def test_questions_names_a_missing_bank(monkeypatch):
+    """章节表里加了一章、还没写它的题库：汇总时报错，说出缺的是哪个文件（题库按名字找，不用在别处登记）。"""
+    new = chapters.Chapter(LAST + 1, f"{LAST + 1:02d}_new", "新的一章", "新的一章")
+    monkeypatch.setattr(chapters, "CHAPTERS", (*chapters.CHAPTERS, new))
+    check_error(quiz.questions, VE, rf"第 {LAST + 1} 章没有题库：找不到 transformer_lab/quiz/bank_ch{LAST + 1:02d}\.py")
+
+
+def test_a_bank_that_fails_to_import_is_not_reported_as_missing(monkeypatch):
+    """反证：题库自己导入的东西找不到时，报的是那个东西（原来的 ModuleNotFoundError），不是“没有题库”。"""
+    def broken(name):
+        raise ModuleNotFoundError("No module named 'no_such_dependency'", name="no_such_dependency")
+
+    monkeypatch.setattr(importlib, "import_module", broken)
+    with pytest.raises(ModuleNotFoundError, match="no_such_dependency"):
+        quiz.questions()
+
+
+def test_order_is_seeds_by_group_then_each_chapters_bank_in_order():
+    """汇总的顺序：素材里的八道按组（地基、机制、易错）在前；其余的题按章，同一章里按它题库里的顺序。"""
+    banks = {c.number: importlib.import_module(f"transformer_lab.quiz.{c.bank_module}").questions()
+             for c in chapters.CHAPTERS}
+    seeds = [q for c in chapters.CHAPTERS for q in banks[c.number] if q.from_seed]
+    assert list(BANK[:8]) == sorted(seeds, key=lambda q: quiz.GROUPS.index(q.group))
+    assert list(BANK[8:]) == [q for c in chapters.CHAPTERS for q in banks[c.number] if not q.from_seed]
 
 
 def test_the_page_inserts_the_bank_instead_of_copying_it():

@@ -1,5 +1,6 @@
 """网站、浏览器和 JupyterLab 测试共用的 fixture：构建一次网站、在本机端口上提供它、启动系统里的 Chromium、
-开一个拦截外部请求并记录控制台报错的标签页。
+开一个拦截外部请求并记录控制台报错的标签页（浏览器本身 ``browser`` 在 ``tests/conftest.py``：
+quiz 和 widgets 的测试也用它）。
 
 这里的每个 fixture 都用 ``slow_fixture`` 声明：用到它们的测试自动标成 slow，``python dev.py check`` 跳过。
 工具函数（建网站、判断能否重用上次的构建、服务、找 Chromium）在 ``tools/site.py``，``tools/lab.py`` 管 JupyterLab。
@@ -9,16 +10,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-
 from helpers.slow import slow_fixture
 from tools.site import (
-    CHROMIUM_ARGS,
     HTML,
-    NO_CHROMIUM,
     build_site,
     build_warnings,
-    chromium_path,
     closed_clean,
     open_tab,
     search_page,
@@ -39,19 +35,6 @@ def site() -> Path:
 def server(site):
     with serve(site) as base:
         yield base
-
-
-@slow_fixture(scope="session")
-def browser():
-    path = chromium_path()
-    if path is None:
-        pytest.skip(NO_CHROMIUM + "浏览器测试已跳过。")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=path, args=CHROMIUM_ARGS)
-        yield b
-        b.close()
 
 
 @slow_fixture

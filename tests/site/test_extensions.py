@@ -15,6 +15,7 @@ import shutil
 import subprocess
 import sys
 import textwrap
+from dataclasses import replace
 from pathlib import Path
 
 import mathjax_parts
@@ -25,8 +26,9 @@ import yaml
 import zh_ui
 from explorable_frames import WIDGET_STATE
 from sphinx.errors import ExtensionError
-from zh_search import BookChineseSearch
+from zh_search import REVISITING_SLOT, BookChineseSearch, scorer_code
 
+from transformer_lab.chapters import CHAPTERS
 from transformer_lab.widgets.explorable import Explorable, Slider
 from transformer_lab.widgets.static import read_player
 
@@ -485,6 +487,9 @@ def test_language_data_carries_the_splitter_and_the_scorer(tiny_site):
     data = read(tiny_site, "_static/language_data.js")
     assert "var splitQuery = function" in data and "Search.performTermsSearch = function" in data
     assert "var Scorer = {" in data and "BACK_MATTER" in data
+    # 要降权的章是建书时按章节表填上的（search_scorer.js 里留的是空列表）
+    revisiting = [c.number for c in CHAPTERS if c.revisits]
+    assert revisiting and f"var REVISITING = {json.dumps(revisiting)};" in data and REVISITING_SLOT not in data
 
 
 NODE_HARNESS = """
@@ -501,14 +506,26 @@ process.stdout.write(JSON.stringify(eval(process.argv[2])));
 """
 
 
-def run_search_js(site: Path, expression: str):
-    """在 Node.js 里按浏览器的顺序载入网站的搜索脚本和索引，返回 ``expression`` 的值。"""
+def _node() -> str:
     node = shutil.which("node")
     if node is None:
         pytest.skip("没有找到 Node.js（sudo apt-get install nodejs）：搜索脚本的测试已跳过，浏览器里的搜索测试在 test_search.py。")
-    proc = subprocess.run([node, "-e", NODE_HARNESS, str(site), expression], capture_output=True, text=True)
+    return node
+
+
+def run_search_js(site: Path, expression: str):
+    """在 Node.js 里按浏览器的顺序载入网站的搜索脚本和索引，返回 ``expression`` 的值。"""
+    proc = subprocess.run([_node(), "-e", NODE_HARNESS, str(site), expression], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     return json.loads(proc.stdout)
+
+
+def scores_under(code: str, docs: list[str]) -> list[float]:
+    """在 Node.js 里只载入计分脚本 ``code``，给每个文档名算分（原始得分 100），保留六位小数。"""
+    script = f"{code}\nprocess.stdout.write(JSON.stringify({docs}.map(d => Scorer.score([d, '', '', null, 100, d + '.md']))));"
+    proc = subprocess.run([_node(), "-e", script], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    return [round(s, 6) for s in json.loads(proc.stdout)]
 
 
 def test_query_is_split_into_bigrams_in_the_browser_scripts(tiny_site):
@@ -517,10 +534,31 @@ def test_query_is_split_into_bigrams_in_the_browser_scripts(tiny_site):
 
 
 def test_scorer_marks_down_back_matter_but_not_the_preface(tiny_site):
-    """附录打九折，前言不变；章节打平时章号小的在前（每章减 章号 × 0.01），第 10 章起和附录一样打九折。"""
-    docs = ["book/glossary", "book/preface", "notebooks/01_demo", "notebooks/02_x", "notebooks/10_x"]
+    """附录打九折，前言不变；章节打平时章号小的在前（每章减 章号 × 0.01）；重看前面概念的第 10 章（章节表里
+    ``revisits``）和附录一样打九折，它后面讲新概念的一章（第 11 章）不打折。"""
+    docs = ["book/glossary", "book/preface", "notebooks/01_demo", "notebooks/02_x", "notebooks/10_x", "notebooks/11_x"]
     scores = run_search_js(tiny_site, f"{docs}.map(d => Scorer.score([d, '', '', null, 100, d + '.md']))")
-    assert [round(s, 6) for s in scores] == [90, 100, 99.99, 99.98, 89.9]
+    assert [round(s, 6) for s in scores] == [90, 100, 99.99, 99.98, 89.9, 99.89]
+
+
+SCORER = (EXT / "search_scorer.js").read_text(encoding="utf-8")
+SCORED = ["notebooks/03_x", "notebooks/04_x", "notebooks/10_x", "notebooks/11_x", "book/glossary"]
+
+
+def test_the_chapters_to_mark_down_come_from_the_table():
+    """建书时写进计分脚本的章号来自章节表：标了 ``revisits`` 的章打九折，没标的不打折（在不建网站的 Node.js 里算）。"""
+    table = tuple(replace(c, revisits=c.number == 3) for c in CHAPTERS)  # 假的表：只有第 3 章重看
+    assert scores_under(scorer_code(SCORER, table), SCORED) == [89.97, 99.96, 99.9, 99.89, 90]
+    assert scores_under(scorer_code(SCORER, CHAPTERS), SCORED) == [99.97, 99.96, 89.9, 99.89, 90]
+    assert scores_under(SCORER, SCORED) == [99.97, 99.96, 99.9, 99.89, 90]  # 没填的模板：哪一章都不降权
+
+
+def test_a_scorer_without_the_slot_is_refused():
+    """反证：计分脚本里没有（或有两处）留给章号的那一行，建书时就报错，而不是悄悄不降权。"""
+    with pytest.raises(ExtensionError, match="search_scorer.js 里必须恰好有一行.*找到 0 行"):
+        scorer_code(SCORER.replace(REVISITING_SLOT, "var REVISITING = [10];"), CHAPTERS)
+    with pytest.raises(ExtensionError, match="找到 2 行"):
+        scorer_code(SCORER + REVISITING_SLOT, CHAPTERS)
 
 
 def test_questions_find_the_page_that_contains_most_of_them(tiny_site):

@@ -6,7 +6,7 @@
 * ``"number"``：填一个数；答案在 ``answer ± tolerance`` 以内算对。
 * ``"predict"``：先猜后看；读者先选一个预测，提交后显示 ``reveal`` 里的一小段计算（由代码算出的几行）。
 
-题目本身写在 ``bank_chNN_MM.py`` 里（每个题库只导入本模块，以及算答案要用的 core、lessons），
+题目本身写在各章的题库 ``bank_chNN.py`` 里（每个题库只导入本模块，以及算答案要用的 core、lessons），
 由 ``transformer_lab.quiz.questions`` 汇总。章号按 ``transformer_lab.chapters`` 的章节表检查。
 """
 
