@@ -19,7 +19,6 @@ from transformer_lab.plot.figure import NARROW_WIDTH
 from transformer_lab.widgets import static
 from transformer_lab.widgets.explorable import FRAME_CAP, Explorable, Slider
 from transformer_lab.widgets.static import (
-    ALL_FRAMES_ENV,
     FRAME_PARTS,
     FRAME_SOURCES_JS,
     LAYOUTS,
@@ -29,7 +28,6 @@ from transformer_lab.widgets.static import (
     externalize_frames,
     read_player,
     render_html,
-    wants_all_frames,
 )
 
 from conftest import call, check_error, error_table_test
@@ -67,15 +65,6 @@ def test_all_frames_player_data_follows_the_grid():
     (inp,) = page.all("input")
     assert root["data-frame"] == "2" and (inp["min"], inp["max"], inp["value"]) == ("0", "2", "2")
     assert inp["aria-valuetext"] == "字 = zzz"
-
-
-@pytest.mark.parametrize("live, env, expected", [(False, None, True), (True, None, False), (True, "1", True)],
-                         ids=["no-kernel", "kernel", "kernel-building-the-book"])
-def test_all_frames_only_without_a_kernel_or_when_building_the_book(live, env, expected, monkeypatch):
-    monkeypatch.delenv(ALL_FRAMES_ENV, raising=False)
-    if env is not None:
-        monkeypatch.setenv(ALL_FRAMES_ENV, env)
-    assert wants_all_frames(live) is expected
 
 
 # ---------------------------------------------------------------- 帧数上限（画第一帧之前检查）

@@ -36,7 +36,6 @@ import collections
 import hashlib
 import html
 import json
-import os
 import re
 import unicodedata
 from pathlib import Path
@@ -48,11 +47,9 @@ from .. import _cache
 from .. import _validation as check
 from ..plot.figure import SCREEN_DPI
 
-__all__ = ["ALL_FRAMES_ENV", "FRAME_SOURCES_JS", "FRAME_PARTS", "frames_kind", "NARROW_MEDIA", "PLAYER_JS", "STYLES", "LAYOUTS",
-           "frame_parts", "wants_all_frames", "first_frame_b64", "render_html", "externalize_frames", "read_player"]
+__all__ = ["FRAME_SOURCES_JS", "FRAME_PARTS", "frames_kind", "NARROW_MEDIA", "PLAYER_JS", "STYLES", "LAYOUTS",
+           "frame_parts", "first_frame_b64", "render_html", "externalize_frames", "read_player"]
 
-# 建网站时由 book/_ext/explorable_frames.py 设为 "1"：内核里执行的 notebook 也输出全部帧。
-ALL_FRAMES_ENV = "TRANSFORMER_LAB_ALL_FRAMES"
 PLAYER_JS = Path(__file__).with_name("player.js").read_text(encoding="utf-8")
 
 LAYOUTS = ("wide", "narrow")  # 每一帧画两种版式（plot.figure.WIDE / NARROW）
@@ -93,15 +90,6 @@ def _element_id(title: str) -> str:
     digest = hashlib.sha1(title.encode()).hexdigest()[:8]
     _renders[digest] += 1
     return f"tlx-{digest}-{_renders[digest]}"
-
-
-def wants_all_frames(live: bool) -> bool:
-    """要不要把每一帧都写进 HTML：没有内核时要（那是读者唯一能拖的滑块）；有内核时只在建网站时要。
-
-    有内核时读者用的是活滑块，预先画完全部帧只会让图晚出现几秒，所以只写初始帧的预览；
-    存进仓库的 notebook 也因此只带一帧。
-    """
-    return not live or os.environ.get(ALL_FRAMES_ENV) == "1"
 
 
 def _json_for_html(data: dict) -> str:
