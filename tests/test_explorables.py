@@ -23,6 +23,7 @@ import pytest
 import transformer_lab as tl
 from transformer_lab import explore, figures
 from transformer_lab.plot.figure import NARROW_WIDTH, SCREEN_DPI, WIDE_WIDTH
+from transformer_lab.widgets import explorable
 from transformer_lab.widgets.explorable import FRAME_CAP, Explorable
 from transformer_lab.widgets.static import LAYOUTS
 
@@ -133,6 +134,20 @@ def test_static_html_works_offline(r):
     page = Page(r.html)
     assert "http:" not in r.html and "https:" not in r.html  # base64 里没有冒号，不会误伤
     assert all(a["src"].startswith("data:") for a in page.all("img") + page.all("script") if "src" in a)
+
+
+def test_while_building_every_explorable_gives_its_first_frame_as_png_and_no_widget(r, monkeypatch):
+    """建书的内核里（``BOOK_BUILD_ENV``）：每张图都附上 image/png（将来的 LaTeX/PDF 用它），就是网站上打开时那一帧
+    （宽版）；不建活滑块。"""
+    monkeypatch.setattr(explorable, "_has_kernel", lambda: True)
+    monkeypatch.setenv(explorable.BOOK_BUILD_ENV, "1")
+    monkeypatch.setattr(Explorable, "widget", lambda self: pytest.fail("建书时建了活滑块"))
+    r.player  # 全部帧先按平常的路子画好（整个测试运行只画一次）
+    bundle, _ = r.ex._repr_mimebundle_()
+    start = r.ex.grid().index(r.ex.start)
+    assert base64.b64decode(bundle["image/png"]).startswith(PNG)
+    assert bundle["image/png"] == r.player["frames"]["wide"][start]
+    assert explorable.WIDGET_MIME not in bundle
 
 
 # ---------------------------------------------------------------- 手机和电脑上都读得清

@@ -8,6 +8,7 @@
 import numpy as np
 import pytest
 
+from transformer_lab.figures import ch10_real_model
 from transformer_lab.figures.ch10_real_model import (
     TOKEN_QUERIES,
     pronoun_heads,
@@ -132,6 +133,89 @@ def test_static_frames_stay_small(heat):
             assert len(heat.png(params, palette=True, layout=layout, dpi=heat.frame_dpi)) < 60_000
 
 
+# ---------------------------------------------------------------- notebook 算好的结果交给图：图不重算，画的一样
+
+
+@pytest.fixture
+def no_model(monkeypatch):
+    """工厂函数里一载入模型就失败：证明交给它的结果它没有重算。"""
+    monkeypatch.setattr(ch10_real_model, "load", lambda *a, **k: pytest.fail("图又载入模型重算了"))
+
+
+def _same_figure(given, default) -> None:
+    """两张图画的是同一样东西：滑块、标题、替代文字、帧缓存的钥匙（含数据的内容）都相同，初始帧的数据也相同。"""
+    assert (given.sliders, given.title, given.alt) == (default.sliders, default.title, default.alt)
+    assert given.cache_key() == default.cache_key()
+    for key, value in default.update(**default.start).items():
+        np.testing.assert_array_equal(given.update(**given.start)[key], value)
+
+
+def test_heatmaps_take_the_notebooks_run(minilm, e5, monkeypatch):  # noqa: F811
+    en, zh = sentences.PRONOUN_CASES_EN[0][0], sentences.PRONOUN_CASES_ZH[0][0]
+    defaults = real_attention(), real_token_heads(), real_attention_zh()
+    out, out_zh = minilm.run(en), e5.run(zh)
+    monkeypatch.setattr(ch10_real_model, "load", lambda *a, **k: pytest.fail("图又载入模型重算了"))
+    given = real_attention(out), real_token_heads(out), real_attention_zh(result=out_zh)
+    for g, d in zip(given, defaults):
+        _same_figure(g, d)
+        assert g.cache_key() is not None  # 钥匙里有数据的内容：同一份帧缓存，notebook 和网站都不必重画
+    assert given[0].data["result"] is out  # 原样放进图里，不复制
+
+
+def test_similarity_takes_the_notebooks_vectors(minilm, no_model):  # noqa: F811
+    texts = list(sentences.SIMILARITY_EN)
+    v = minilm.sentence_vectors(texts)
+    before = v.copy()
+    ex = real_similarity(vectors=v)
+    np.testing.assert_allclose(ex.update(pick=1)["cosine"], v.astype(np.float64) @ v[0].astype(np.float64))
+    np.testing.assert_array_equal(v, before)  # 没有改动交进来的数组
+    small = real_similarity(texts[:3], vectors=v[:3])
+    assert small.update(pick=2)["cosine"].shape == (3,)
+
+
+def test_similarity_with_and_without_vectors_is_the_same_figure(minilm):  # noqa: F811
+    given = real_similarity(vectors=minilm.sentence_vectors(list(sentences.SIMILARITY_EN)))
+    _same_figure(given, real_similarity())
+    assert given.cache_key() is not None
+
+
+def test_pronoun_heads_takes_the_notebooks_table(minilm, monkeypatch):  # noqa: F811
+    cases = sentences.PRONOUN_CASES_EN
+    table = measures.pronoun_table([minilm.run(t) for t, _ in cases], [w for _, w in cases], "it", ("animal", "street"))
+    default = pronoun_heads()
+    monkeypatch.setattr(ch10_real_model, "load", lambda *a, **k: pytest.fail("图又载入模型重算了"))
+    given = pronoun_heads(table)
+    assert given.data["table"] is table
+    _same_figure(given, default)
+
+
+# 不必载入模型的假结果：词元照抄两个模型的分词，注意力是均匀的
+EN_TOKENS = ["[CLS]", "the", "animal", "didn", "'", "t", "cross", "the", "street", "because", "it", "was", "too",
+             "tired", ".", "[SEP]"]
+WIDE_TOKENS = [*EN_TOKENS[:13], "wide", *EN_TOKENS[14:]]  # 同一对里的另一句
+E5_TOKENS = ["<s>", "▁The", "▁animal", "▁didn", "'", "t", "▁cross", "▁the", "▁street", "▁because", "▁it", "▁was",
+             "▁too", "▁tired", ".", "</s>"]  # 另一个模型读同一句
+
+
+def fake_run(tokens, layers=6):
+    T = len(tokens)
+    return {"tokens": list(tokens), "attentions": np.full((layers, 12, T, T), 1 / T, dtype=np.float32)}
+
+
+def fake_table(candidates=("animal", "street"), tokens=(EN_TOKENS, WIDE_TOKENS)):
+    runs = [fake_run(t) for t in tokens]
+    return measures.pronoun_table(runs, list(candidates), "it", candidates)
+
+
+def test_fake_runs_pass_the_checks(no_model):
+    """反证的底子是对的：这些假结果本身能画图（报错只来自各行改掉的那一处）。"""
+    assert real_attention(fake_run(EN_TOKENS)).frame_count == 72
+    assert real_token_heads(fake_run(EN_TOKENS)).frame_count == 6 * len(TOKEN_QUERIES)
+    assert pronoun_heads(fake_table()).frame_count == 1
+    unit = np.eye(12, 16)
+    assert real_similarity(vectors=unit).update(pick=1)["best"].shape == (1,)
+
+
 VE, TE = ValueError, TypeError
 ERROR_CASES = [
     ("similarity-texts-str", call(lambda: real_similarity("A cat.")), TE, r"^texts 必须是字符串的列表或元组"),
@@ -139,6 +223,33 @@ ERROR_CASES = [
     ("similarity-texts-4", call(lambda: real_similarity(["a", "b", "c", "d"])), VE, r"^texts 必须有 3、6、9 或 12 句.*4 句"),
     ("similarity-texts-15", call(lambda: real_similarity(["a"] * 15)), VE, r"^texts 必须有 3、6、9 或 12 句.*15 句"),
     ("similarity-texts-empty", call(lambda: real_similarity(["a", " ", "c"])), VE, r"^texts 里的句子不能是空串：第 2 句"),
+    ("similarity-vectors-list", call(lambda: real_similarity(vectors=[[1.0, 0.0]] * 12)), TE,
+     r"^vectors 必须是 NumPy 数组"),
+    ("similarity-vectors-rows", call(lambda: real_similarity(vectors=np.eye(3, 8))), VE,
+     r"^vectors 的形状应为 \(12, 任意\)，收到的是 \(3, 8\)"),
+    ("similarity-vectors-length", call(lambda: real_similarity(vectors=2 * np.eye(12, 16))), VE,
+     r"^vectors 的每一行长度必须是 1.*收到的长度在 2 到 2 之间"),
+    ("attention-result-str", call(lambda: real_attention("The animal…")), TE,
+     r"^result 必须是 model\.run\(句子\) 返回的字典.*字符串"),
+    ("attention-result-no-attentions", call(lambda: real_attention({"tokens": EN_TOKENS})), TE,
+     r"^result 必须是 model\.run\(句子\) 返回的字典（含 tokens、attentions）"),
+    ("attention-result-shape", call(lambda: real_attention({**fake_run(EN_TOKENS), "attentions": np.ones((6, 12, 5))})),
+     VE, r"^result\['attentions'\] 的形状应为 \(任意, 任意, 16, 16\)"),
+    ("attention-result-other-sentence", call(lambda: real_attention(fake_run(WIDE_TOKENS))), VE,
+     r"^result 必须是 all-MiniLM-L6-v2 读本章那句话“The animal didn't cross the street because it was too tired\.”"
+     r"的结果，收到的词元是：\[CLS\] the animal .* too wide \. \[SEP\]"),
+    ("attention-result-other-model", call(lambda: real_attention(fake_run(E5_TOKENS, layers=12))), VE,
+     r"^result 必须是 all-MiniLM-L6-v2 读本章那句话.*<s> ▁The"),
+    ("token-heads-result-other-sentence", call(lambda: real_token_heads(fake_run(WIDE_TOKENS))), VE,
+     r"^result 必须是 all-MiniLM-L6-v2 读本章那句话"),
+    ("attention-zh-result-english", call(lambda: real_attention_zh(fake_run(E5_TOKENS, layers=12))), VE,
+     r"^result 必须是 multilingual-e5-small 读本章那句话“那只动物没有过马路，它太累了。”的结果"),
+    ("pronoun-table-runs", call(lambda: pronoun_heads([fake_run(EN_TOKENS)])), TE,
+     r"^table 必须是 measures\.pronoun_table\(\.\.\.\) 返回的 PronounTable，收到的是 list"),
+    ("pronoun-table-candidates", call(lambda: pronoun_heads(fake_table(("animal", "it")))), VE,
+     r"^table 必须是本章两句话.*收到的候选词是 \('animal', 'it'\)"),
+    ("pronoun-table-sentences", call(lambda: pronoun_heads(fake_table(tokens=(WIDE_TOKENS, EN_TOKENS)))), VE,
+     r"^table 必须是 all-MiniLM-L6-v2 读本章那句话“The animal didn't cross the street because it was too tired\.”"),
 ]
 test_documented_errors = error_table_test(ERROR_CASES)
 

@@ -1,8 +1,9 @@
-"""book/_ext 的扩展，在几秒钟就建好的小网站上测（不执行 notebook，不必等 5 分钟的整本书）。
+"""book/_ext 的扩展，在几十秒就建好的小网站上测（不必等几分钟的整本书）。
 
-小网站用的是本书自己的 ``_config.yml``（扩展列表、消息目录、搜索设置都一样），只把其中的相对路径换成绝对路径、
-不执行 notebook；内容是三页：前言、术语表（附录）和一个带预先画好的可交互图输出的 notebook。
-整个测试模块只建一次（``site`` fixture），每个测试看它的一个方面；加工步骤另外当纯函数测。
+小网站用的是本书自己的 ``_config.yml``（扩展列表、消息目录、搜索设置都一样），只把其中的相对路径换成绝对路径；
+内容是三页：前言、术语表（附录）和一个只有一个单元格、输出一张可交互图的 notebook（建书时执行它，证明建书的
+内核画出全部帧、不建活滑块）。整个测试模块只建一次（``tiny_site`` fixture），每个测试看它的一个方面；加工步骤
+另外当纯函数测。
 自测页 (self_test_page) 不在这里测。
 """
 
@@ -19,23 +20,22 @@ from dataclasses import replace
 from pathlib import Path
 
 import mathjax_parts
-import numpy as np
 import postprocess
 import pytest
 import yaml
 import zh_ui
-from explorable_frames import WIDGET_STATE
 from sphinx.errors import ExtensionError
 from zh_search import REVISITING_SLOT, BookChineseSearch, scorer_code
 
 from transformer_lab.chapters import CHAPTERS
-from transformer_lab.widgets.explorable import Explorable, Slider
 from transformer_lab.widgets.static import read_player
 
+from helpers import tiny_view
 from helpers.slow import slow_fixture
 
 ROOT = Path(__file__).resolve().parents[2]
 EXT = ROOT / "book" / "_ext"
+
 
 # 会被浏览器加载的资源（与 test_site.py 的检查相同）
 LOADED_URL = re.compile(r"<(script|link|img|iframe|source)\b[^>]*\b(src|href)=\"((?:https?:)?//[^\"]+)\"", re.I)
@@ -84,42 +84,28 @@ CHAPTER_TEXT = """\
 """
 
 
-class _Line:
-    """一张三帧的小图：一条斜率随滑块变的线。"""
-
-    def __init__(self, fig, axes, layout):
-        (self.line,) = axes[0].plot([0, 1], [0, 0])
-        axes[0].set_ylim(0, 3)
-        self.artists = [self.line]
-
-    def update(self, a):
-        self.line.set_ydata([0, a])
-        return {"y": np.array([0.0, a])}
+WIDGET_STATE = "application/vnd.jupyter.widget-state+json"  # nbclient 执行时记下的控件状态（有活滑块才有）
 
 
-def _notebook(html: str) -> dict:
-    """一个不需要执行的 notebook：一段文字，一个带着预先画好的可交互图输出的代码单元格。"""
+def _notebook() -> dict:
+    """一段文字，一个画可交互图的代码单元格：建书时真的执行（图是 tests/helpers/tiny_view.py 的三帧小图，
+    那个文件复制到 notebook 旁边），内核从构建进程继承 explorable_frames 设的开关。"""
     return {
         "nbformat": 4, "nbformat_minor": 5,
         "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"},
-                     "language_info": {"name": "python"},
-                     # 执行时 nbclient 记下的控件状态（一个活滑块），myst-nb 照例会把它写进页面
-                     "widgets": {WIDGET_STATE: {"version_major": 2, "version_minor": 0, "state": {
-                         "f00d": {"model_name": "IntSliderModel", "model_module": "@jupyter-widgets/controls",
-                                  "model_module_version": "2.0.0", "state": {"value": 2}}}}}},
+                     "language_info": {"name": "python"}},
         "cells": [
             {"cell_type": "markdown", "id": "text", "metadata": {}, "source": CHAPTER_TEXT},
-            {"cell_type": "code", "id": "figure", "metadata": {}, "execution_count": 1, "source": "tl.explore.line()",
-             "outputs": [{"output_type": "display_data", "metadata": {},
-                          "data": {"text/html": html, "text/plain": "直线"}}]},
+            {"cell_type": "code", "id": "figure", "metadata": {}, "execution_count": None,
+             "source": "from tiny_view import tiny\n\ntiny()", "outputs": []},
         ],
     }
 
 
 def site_config() -> dict:
-    """本书的 _config.yml，相对路径换成绝对路径，不执行 notebook。"""
+    """本书的 _config.yml，相对路径换成绝对路径。"""
     config = yaml.safe_load((ROOT / "_config.yml").read_text(encoding="utf-8"))
-    config["execute"]["execute_notebooks"] = "off"
+    config["execute"]["execute_notebooks"] = "force"  # 只有一个单元格：证明建书的内核不建活滑块
     config["html"]["favicon"] = str(ROOT / config["html"]["favicon"])
     sphinx = config["sphinx"]
     sphinx["local_extensions"] = {name: str(ROOT / path) for name, path in sphinx["local_extensions"].items()}
@@ -134,13 +120,12 @@ def build_tiny_site(src: Path) -> tuple[Path, list[str], str]:
     """在 ``src`` 里写好小网站并用 Jupyter Book 构建（-n --keep-going，不加 -W：警告由测试自己检查）。
 
     返回 (HTML 目录, 警告列表, 完整日志)。"""
-    figure = Explorable(_Line, [Slider("a", (1, 2, 3))], title="直线", alt="斜率 {a}", size=(2.0, 1.5))
     (src / "book").mkdir(parents=True)
     (src / "notebooks").mkdir()
     (src / "book" / "preface.md").write_text(PREFACE, encoding="utf-8")
     (src / "book" / "glossary.md").write_text(GLOSSARY, encoding="utf-8")
-    (src / "notebooks" / "01_demo.ipynb").write_text(
-        json.dumps(_notebook(figure.static_html(all_frames=True)), ensure_ascii=False), encoding="utf-8")
+    shutil.copy(ROOT / "tests" / "helpers" / "tiny_view.py", src / "notebooks" / "tiny_view.py")
+    (src / "notebooks" / "01_demo.ipynb").write_text(json.dumps(_notebook(), ensure_ascii=False), encoding="utf-8")
     (src / "_toc.yml").write_text(textwrap.dedent("""\
         format: jb-book
         root: book/preface
@@ -264,7 +249,7 @@ def test_transforms_run_in_the_documented_order():
 
 
 def _sample_page() -> str:
-    figure = Explorable(_Line, [Slider("a", (1, 2, 3))], title="直线", alt="斜率 {a}", size=(2.0, 1.5))
+    figure = tiny_view.tiny()
     return (f'<html><head>{FONTAWESOME_TAG}</head><body>{SIDEBAR}<nav aria-label="Main"></nav></div>'
             f'<table><tr><th class="head"></th><th class="head"><p>键</p></th></tr></table>'
             f'{figure.static_html(all_frames=True)}</body></html>')
@@ -325,10 +310,26 @@ def test_tiny_site_loads_nothing_from_elsewhere_and_has_no_thebe_or_fontawesome(
     assert not list((tiny_site / "_static").glob("*thebe*"))
 
 
-def test_dead_widget_state_is_not_written_into_the_page(tiny_site):
-    """静态网页上没有读控件状态的脚本：它不该占页面的字节（explorable_frames.drop_widget_state）。"""
+def test_the_build_kernel_makes_the_player_and_no_live_widget(tiny_site):
+    """建书时执行的内核知道自己在建书（explorable_frames 设的 BOOK_BUILD_ENV）：单元格输出全部帧的播放器，
+    不建活滑块，页面里也就没有控件状态和控件视图（以前是先建出来、再由一个钩子从页面里删掉）。"""
     text = read(tiny_site, "notebooks/01_demo.html")
-    assert "直线" in text and WIDGET_STATE not in text and "IntSliderModel" not in text
+    (player,) = read_player(text)
+    assert [len(player["urls"][layout]) for layout in ("wide", "narrow")] == [3, 3]  # 有内核却不是预览：全部帧
+    assert "静态预览" not in text
+    assert WIDGET_STATE not in text and "widget-view+json" not in text and "SliderModel" not in text
+
+
+@pytest.mark.parametrize("builder, chosen", [("html", "text/html"), ("latex", "image/png")])
+def test_myst_nb_picks_the_player_for_the_site_and_the_png_for_latex(builder, chosen):
+    """本书的 _config.yml 交给 myst-nb 的优先级（nb_mime_priority_overrides，没有就是默认的）：建书时一张可交互图
+    输出的三种格式里，网站取 text/html 的播放器，LaTeX/PDF 取初始帧的 image/png。"""
+    from myst_nb.core.render import get_mime_priority
+
+    overrides = site_config()["sphinx"]["config"].get("nb_mime_priority_overrides", [])
+    priority = get_mime_priority(builder, [tuple(o) for o in overrides])
+    bundle = {"text/plain", "text/html", "image/png"}
+    assert next(mime for mime in priority if mime in bundle) == chosen
 
 
 def test_mathjax_comes_in_parts_without_the_english_menu(tiny_site):

@@ -5,16 +5,21 @@
 
 from __future__ import annotations
 
+import base64
+import io
+
 import numpy as np
 import pytest
+from PIL import Image
 
 import transformer_lab as tl
+from transformer_lab.plot.figure import WIDE
 from transformer_lab.widgets import explorable
-from transformer_lab.widgets.explorable import FRAME_CAP, WIDGET_MIME, Explorable, Slider
+from transformer_lab.widgets.explorable import BOOK_BUILD_ENV, FRAME_CAP, WIDGET_MIME, Explorable, Slider, building_book
 from transformer_lab.widgets.static import read_player
 
 from helpers.errors import call, check_error, error_table_test
-from helpers.tiny_view import Exploding, Line, tiny
+from helpers.tiny_view import Exploding, Line, Titled, tiny
 
 # ---------------------------------------------------------------- view 的约定（构造时检查）
 
@@ -128,24 +133,87 @@ def test_explorables_compare_by_identity_even_with_arrays_in_data():
 # ---------------------------------------------------------------- 在 Jupyter 里显示
 
 
+def _png_frame(bundle) -> bytes:
+    """bundle 里的 image/png：base64 解得开，Pillow 读得出是一张 PNG。"""
+    raw = base64.b64decode(bundle["image/png"], validate=True)
+    with Image.open(io.BytesIO(raw)) as image:
+        assert image.format == "PNG" and image.size[0] > 0
+    return raw
+
+
+def _static_figure() -> Explorable:
+    return Explorable(Titled, [], title="静态图", alt="一张图", data={"title": "标题"}, size=(2.0, 1.5))
+
+
+@pytest.fixture
+def in_a_kernel(monkeypatch):
+    """一个有内核的进程；默认不是建书（``BOOK_BUILD_ENV`` 没设），测试自己再设。"""
+    monkeypatch.setattr(explorable, "_has_kernel", lambda: True)
+    monkeypatch.delenv(BOOK_BUILD_ENV, raising=False)
+
+
+def _first_frame(ex) -> bytes:
+    """初始帧的宽版，当场画：网站播放器和 notebook 预览里的那一张（256 色，frame_dpi）。"""
+    return ex.png(ex.start, palette=True, layout=WIDE, dpi=ex.frame_dpi)
+
+
+@pytest.mark.parametrize("env, building", [(None, False), ("1", True), ("0", False), ("", False)],
+                         ids=["unset", "building", "zero", "empty"])
+def test_building_book_is_the_environment_switch_set_by_the_book_build(env, building, monkeypatch):
+    monkeypatch.delenv(BOOK_BUILD_ENV, raising=False)
+    if env is not None:
+        monkeypatch.setenv(BOOK_BUILD_ENV, env)
+    assert building_book() is building
+
+
 def test_describe_and_mime_bundle_outside_a_kernel():
     ex = tiny()
-    bundle = ex._repr_mimebundle_()
+    bundle, metadata = ex._repr_mimebundle_()
     assert bundle["text/plain"] == ex.describe() == "可交互图「直线」：a ∈ {1, 2, 3}"
-    assert len(read_player(bundle["text/html"])) == 1  # 没有内核：全部帧（这是读者唯一能拖的滑块）
+    (player,) = read_player(bundle["text/html"])  # 没有内核：全部帧（这是读者唯一能拖的滑块）
     assert WIDGET_MIME not in bundle
+    # 附上初始帧的 PNG（LaTeX/PDF 用）：就是播放器里宽版的那一帧，也等于当场画的
+    assert _png_frame(bundle) == base64.b64decode(player["frames"]["wide"][ex.grid().index(ex.start)]) == _first_frame(ex)
+    assert metadata == {"image/png": {"width": 200}}  # 2 英寸宽，按 1 英寸 100 px 显示
 
 
-def test_mime_bundle_with_a_kernel_has_a_preview_and_the_live_widget(monkeypatch):
-    from transformer_lab.widgets.static import ALL_FRAMES_ENV
-
-    monkeypatch.setattr(explorable, "_has_kernel", lambda: True)
-    monkeypatch.delenv(ALL_FRAMES_ENV, raising=False)
-    bundle = tiny()._repr_mimebundle_()
+def test_mime_bundle_for_a_reader_in_a_kernel_has_a_preview_and_the_live_widget(in_a_kernel):
+    ex = tiny()
+    bundle, metadata = ex._repr_mimebundle_()
     assert 'class="tlx-preview"' in bundle["text/html"] and read_player(bundle["text/html"]) == []
+    assert "静态预览：运行这个单元格后可以拖动滑块" in bundle["text/html"]
     assert set(bundle[WIDGET_MIME]) >= {"model_id", "version_major"}
-    monkeypatch.setenv(ALL_FRAMES_ENV, "1")  # 建网站时：内核里也写全部帧
-    assert len(read_player(tiny()._repr_mimebundle_()["text/html"])) == 1
+    # 不附 PNG：存档里的预览已经带着这一帧（再存一份，notebook 就大一截），JupyterLab 也不会显示它
+    assert "image/png" not in bundle and metadata == {}
+
+
+def test_mime_bundle_while_building_the_book_has_every_frame_and_a_png_but_no_widget(in_a_kernel, monkeypatch):
+    """建书的内核：不建活滑块（建了也是白画一张图，它的状态还要从页面里删掉），给播放器和初始帧的 PNG。"""
+    monkeypatch.setenv(BOOK_BUILD_ENV, "1")
+    monkeypatch.setattr(Explorable, "widget", lambda self: pytest.fail("建书时建了活滑块"))
+    ex = tiny()
+    bundle, metadata = ex._repr_mimebundle_()
+    assert set(bundle) == {"text/plain", "text/html", "image/png"}
+    (player,) = read_player(bundle["text/html"])
+    assert len(player["frames"]["wide"]) == 3
+    assert _png_frame(bundle) == base64.b64decode(player["frames"]["wide"][ex.grid().index(ex.start)]) == _first_frame(ex)
+    assert metadata == {"image/png": {"width": 200}}
+
+
+@pytest.mark.parametrize("building", [False, True], ids=["reader", "building"])
+def test_a_figure_without_sliders_is_a_png_in_a_kernel_and_also_html_while_building(building, in_a_kernel,
+                                                                                      monkeypatch):
+    if building:
+        monkeypatch.setenv(BOOK_BUILD_ENV, "1")
+    ex = _static_figure()
+    bundle, metadata = ex._repr_mimebundle_()
+    assert _png_frame(bundle) == _first_frame(ex) and metadata == {"image/png": {"width": 200}}
+    assert WIDGET_MIME not in bundle
+    if building:  # 网站按屏幕宽度挑两种版式之一：HTML 里两种都有
+        (player,) = read_player(bundle["text/html"])
+        assert base64.b64decode(player["frames"]["wide"][0]) == _first_frame(ex)
+    else:
+        assert "text/html" not in bundle
 
 
 VE, TE = ValueError, TypeError

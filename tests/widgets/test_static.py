@@ -10,16 +10,16 @@ from __future__ import annotations
 import base64
 import json
 import re
+from pathlib import Path
 
 import pytest
 
 import transformer_lab as tl
 from transformer_lab._cache import KEEP_VERSIONS
-from transformer_lab.plot.figure import NARROW_WIDTH
+from transformer_lab.plot.figure import CJK_FONT, NARROW_WIDTH
 from transformer_lab.widgets import static
 from transformer_lab.widgets.explorable import FRAME_CAP, Explorable, Slider
 from transformer_lab.widgets.static import (
-    ALL_FRAMES_ENV,
     FRAME_PARTS,
     FRAME_SOURCES_JS,
     LAYOUTS,
@@ -29,7 +29,6 @@ from transformer_lab.widgets.static import (
     externalize_frames,
     read_player,
     render_html,
-    wants_all_frames,
 )
 
 from helpers.errors import call, check_error, error_table_test
@@ -67,15 +66,6 @@ def test_all_frames_player_data_follows_the_grid():
     (inp,) = page.all("input")
     assert root["data-frame"] == "2" and (inp["min"], inp["max"], inp["value"]) == ("0", "2", "2")
     assert inp["aria-valuetext"] == "字 = zzz"
-
-
-@pytest.mark.parametrize("live, env, expected", [(False, None, True), (True, None, False), (True, "1", True)],
-                         ids=["no-kernel", "kernel", "kernel-building-the-book"])
-def test_all_frames_only_without_a_kernel_or_when_building_the_book(live, env, expected, monkeypatch):
-    monkeypatch.delenv(ALL_FRAMES_ENV, raising=False)
-    if env is not None:
-        monkeypatch.setenv(ALL_FRAMES_ENV, env)
-    assert wants_all_frames(live) is expected
 
 
 # ---------------------------------------------------------------- 帧数上限（画第一帧之前检查）
@@ -421,6 +411,33 @@ def test_only_figures_drawn_by_the_package_with_known_data_are_cached():
     assert ex.cache_key() != tl.explore.scaling_saturation(num_keys=9).cache_key()
     odd = Explorable(ex.view, ex.sliders, title=ex.title, alt=ex.alt, data={**ex.data, "seed": object()})
     assert odd.cache_key() is None  # 认不出内容的对象：不缓存
+
+
+def test_the_frame_key_covers_pillow_and_the_font_file(tmp_path, monkeypatch):
+    """帧缓存的钥匙里有 matplotlib、Pillow 的版本和中文字体文件的内容：Pillow 升级、字体文件换了（哪怕名字不变），
+    缓存文件名都变，旧帧不再被读出来；字体文件只是换了个地方、内容不变，钥匙不变。"""
+    monkeypatch.setenv("TRANSFORMER_LAB_CACHE", str(tmp_path))
+    ex = tl.explore.scaling_saturation()
+    before = static._frames_file(ex)
+    assert before is not None and static.drawing_stack()[:2] == (
+        f"matplotlib {static.matplotlib.__version__}", f"Pillow {static.PIL.__version__}")
+
+    monkeypatch.setattr(static.PIL, "__version__", "0.0.1")
+    assert static._frames_file(ex) != before
+    monkeypatch.undo()
+    monkeypatch.setenv("TRANSFORMER_LAB_CACHE", str(tmp_path))
+    assert static._frames_file(ex) == before  # 版本改回来，钥匙也回来：钥匙只由这些东西决定
+
+    real = static.font_manager.findfont(static.font_manager.FontProperties(family=CJK_FONT))
+    fonts = {name: tmp_path / name for name in ("same.otf", "moved.otf", "other.otf")}
+    fonts["same.otf"].write_bytes(Path(real).read_bytes())
+    fonts["moved.otf"].write_bytes(Path(real).read_bytes())
+    fonts["other.otf"].write_bytes(Path(real).read_bytes() + b"\0")  # 同名字体的另一个版本
+    keys = {}
+    for name, path in fonts.items():
+        monkeypatch.setattr(static.font_manager, "findfont", lambda *a, path=path, **k: str(path))
+        keys[name] = static._frames_file(ex)
+    assert keys["same.otf"] == keys["moved.otf"] == before != keys["other.otf"]
 
 
 def test_frames_of_one_chapter_do_not_depend_on_other_chapters_figures():

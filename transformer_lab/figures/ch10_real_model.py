@@ -1,13 +1,14 @@
 """第 10 章的可交互图：一个真正训练过的 Transformer（all-MiniLM-L6-v2，以及 4 位量化的 multilingual-e5-small）。
 
-权重来自 ``tl.pretrained.load``，前向用的是本书自己的 ``tl.core`` 函数。这里只画图：每张图的数据在工厂函数里
-算一次（同一个进程里模型只载入一次），view 只读。所有数字都是测出来的，不是设计的——图上写明了。
+权重来自 ``tl.pretrained.load``，前向用的是本书自己的 ``tl.core`` 函数。这里只画图：notebook 已经算好的结果
+（``model.run`` 的输出、句向量、代词表）直接交给工厂函数（``result=``、``vectors=``、``table=``），图不重算；
+不给时工厂函数当场算一次。view 只读。所有数字都是测出来的，不是设计的——图上写明了。
 """
 
 from __future__ import annotations
 
-import functools
-from collections.abc import Sequence
+import unicodedata
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 from matplotlib.patches import Rectangle
@@ -38,6 +39,31 @@ def _narrow_without_colorbar(heat) -> None:
     """窄版：去掉热力图的色条、让格子随图拉伸，词元标签才放得下。"""
     heat.image.colorbar.remove()
     heat.image.axes.set_aspect("auto")
+
+
+def _check_sentence(tokens: Sequence[str], name: str, model: str, text: str) -> None:
+    """``tokens`` 必须是 ``model`` 读 ``text`` 切出的词元：句首是这个模型的特殊词元（MiniLM [CLS]、e5 <s>），
+    其余词元的文字连起来就是这句话（不计空格、大小写和全角半角）。图的标题和替代文字写的是这个模型、这句话。"""
+    start = "[CLS]" if model == MINILM else "<s>"
+    kinds = measures.token_kinds(tokens)
+    spelled = "".join(measures.token_text(t) for t, k in zip(tokens, kinds) if k not in ("cls", "sep"))
+    if list(tokens[:1]) != [start] or spelled != unicodedata.normalize("NFKC", text).lower().replace(" ", ""):
+        raise ValueError(f"{name} 必须是 {model} 读本章那句话“{text}”的结果，收到的词元是：{' '.join(tokens)}。"
+                         "提示：传 model.run(那句话) 的返回值，或者不传、让图自己算。")
+
+
+def _model_output(result: object, model: str, text: str) -> Mapping:
+    """notebook 已经算好的 ``load(model).run(text)``（检查它真是这个模型读这句话的结果）；None 时当场算。"""
+    if result is None:
+        return load(model).run(text)
+    if not isinstance(result, Mapping) or "tokens" not in result or "attentions" not in result:
+        raise TypeError(f"result 必须是 model.run(句子) 返回的字典（含 tokens、attentions），收到的是 {check.describe(result)}。")
+    tokens = check.string_list(result["tokens"], "result['tokens']")
+    attentions = check.as_real_array(result["attentions"], "result['attentions']")
+    check.check_shape(attentions, "result['attentions']", (None, None, len(tokens), len(tokens)),
+                      f"（L 层 × H 个头 × T × T，T = {len(tokens)} 个词元）")
+    _check_sentence(tokens, "result", model, text)
+    return result
 
 
 # ---------------------------------------------------------------- 一句话的 72（或 144）张注意力图
@@ -80,14 +106,26 @@ class _HeatView:
         return {"weights": w, "pronoun_row": w[self.q], "candidates": np.array([a, b])}
 
 
-def real_attention() -> Explorable:
-    """第 10 章：all-MiniLM-L6-v2 读 “The animal didn't cross the street because it was too tired.”，6 层 × 12 个头。"""
+def real_attention(result: Mapping | None = None) -> Explorable:
+    """第 10 章：all-MiniLM-L6-v2 读 “The animal didn't cross the street because it was too tired.”，6 层 × 12 个头。
+
+    Parameters
+    ----------
+    result : dict, optional
+        notebook 已经算好的 ``load("all-MiniLM-L6-v2").run(句子)``（本章的 it 那句话 ``sentences.PRONOUN_CASES_EN[0]``），
+        交给图就不再重算；默认当场算。
+
+    Raises
+    ------
+    TypeError, ValueError
+        ``result`` 不是含 ``tokens``、``attentions`` (L, H, T, T) 的字典，或者不是这个模型读这句话的结果。
+    """
     text, _ = sentences.PRONOUN_CASES_EN[0]
-    model = load(MINILM)
-    L, H = model.config.num_layers, model.config.num_heads
+    result = _model_output(result, MINILM, text)
+    L, H = result["attentions"].shape[:2]
     return Explorable(
         view=_HeatView,
-        data={"result": model.run(text), "pronoun": "it", "candidates": ("animal", "street"), "model_label": MINILM},
+        data={"result": result, "pronoun": "it", "candidates": ("animal", "street"), "model_label": MINILM},
         sliders=[Slider("layer", tuple(range(1, L + 1)), label="第几层", default=5),
                  Slider("head", tuple(range(1, H + 1)), label="第几个头", default=1)],
         title="真模型的 72 张注意力图：all-MiniLM-L6-v2 读 it 那句话",
@@ -97,14 +135,26 @@ def real_attention() -> Explorable:
     )
 
 
-def real_attention_zh() -> Explorable:
-    """第 10 章：4 位量化的 multilingual-e5-small 读“那只动物没有过马路，它太累了。”，12 层 × 头 1–12。"""
+def real_attention_zh(result: Mapping | None = None) -> Explorable:
+    """第 10 章：4 位量化的 multilingual-e5-small 读“那只动物没有过马路，它太累了。”，12 层 × 头 1–12。
+
+    Parameters
+    ----------
+    result : dict, optional
+        notebook 已经算好的 ``load("multilingual-e5-small").run(句子)``（本章的“它”那句话 ``sentences.PRONOUN_CASES_ZH[0]``），
+        交给图就不再重算；默认当场算。
+
+    Raises
+    ------
+    TypeError, ValueError
+        ``result`` 不是含 ``tokens``、``attentions`` (L, H, T, T) 的字典，或者不是这个模型读这句话的结果。
+    """
     text, _ = sentences.PRONOUN_CASES_ZH[0]
-    model = load(E5)
-    L, H = model.config.num_layers, model.config.num_heads
+    result = _model_output(result, E5, text)
+    L, H = result["attentions"].shape[:2]
     return Explorable(
         view=_HeatView,
-        data={"result": model.run(text), "pronoun": "它", "candidates": ("动物", "马路"),
+        data={"result": result, "pronoun": "它", "candidates": ("动物", "马路"),
               "model_label": "multilingual-e5-small（4 位量化）"},
         sliders=[Slider("layer", tuple(range(1, L + 1)), label="第几层", default=L),
                  Slider("head", tuple(range(1, H + 1)), label="第几个头", default=1)],
@@ -146,14 +196,26 @@ class _TokenHeadsView:
         return {"rows": rows, "top": top}
 
 
-def real_token_heads() -> Explorable:
-    """第 10 章：一个词元在一层的 12 个头里各把注意力给了谁（all-MiniLM-L6-v2，it 那句话）。"""
+def real_token_heads(result: Mapping | None = None) -> Explorable:
+    """第 10 章：一个词元在一层的 12 个头里各把注意力给了谁（all-MiniLM-L6-v2，it 那句话）。
+
+    Parameters
+    ----------
+    result : dict, optional
+        notebook 已经算好的 ``load("all-MiniLM-L6-v2").run(句子)``（本章的 it 那句话 ``sentences.PRONOUN_CASES_EN[0]``），
+        交给图就不再重算；默认当场算。
+
+    Raises
+    ------
+    TypeError, ValueError
+        ``result`` 不是含 ``tokens``、``attentions`` (L, H, T, T) 的字典，或者不是这个模型读这句话的结果。
+    """
     text, _ = sentences.PRONOUN_CASES_EN[0]
-    model = load(MINILM)
+    result = _model_output(result, MINILM, text)
     return Explorable(
         view=_TokenHeadsView,
-        data={"result": model.run(text)},
-        sliders=[Slider("layer", tuple(range(1, model.config.num_layers + 1)), label="第几层", default=5),
+        data={"result": result},
+        sliders=[Slider("layer", tuple(range(1, result["attentions"].shape[0] + 1)), label="第几层", default=5),
                  Slider("word", TOKEN_QUERIES, label="查询词", default="it")],
         title="一个词，12 个头：all-MiniLM-L6-v2 的一层里，每个头让它看向哪里",
         alt="all-MiniLM-L6-v2 第 {layer} 层：词元 {word} 在 12 个头里对句中每个词元的注意力（每行一个头）。",
@@ -167,14 +229,6 @@ SIMILARITY_TOPICS = ("猫", "天气", "做饭", "金融")  # 十二句按顺序�
 TOPIC_COLOURS = ("#31688e", "#35b779", "#e8a33d", "#b5367a")
 
 
-@functools.lru_cache(maxsize=8)
-def _sentence_vectors(texts: tuple[str, ...]) -> np.ndarray:
-    """MiniLM 的句向量 (N, D)，同一组句子在一个进程里只算一次（只读，大家共用）。"""
-    vectors = load(MINILM).sentence_vectors(list(texts))
-    vectors.flags.writeable = False
-    return vectors
-
-
 def _similarity_texts(texts: object) -> list[str]:
     """检查 ``real_similarity`` 的句子：字符串的列表，3、6、9 或 12 句（每三句一个话题），都不是空串。"""
     if not isinstance(texts, (list, tuple)) or not all(isinstance(t, str) for t in texts):
@@ -185,6 +239,19 @@ def _similarity_texts(texts: object) -> list[str]:
     if empty:
         raise ValueError(f"texts 里的句子不能是空串：第 {empty[0] + 1} 句是空的。")
     return list(texts)
+
+
+def _similarity_vectors(vectors: object, texts: list[str]) -> np.ndarray:
+    """notebook 已经算好的句向量（检查形状和长度）；None 时当场算 MiniLM 的 ``sentence_vectors``。"""
+    if vectors is None:
+        return load(MINILM).sentence_vectors(texts)
+    v = check.as_real_array(vectors, "vectors")
+    check.check_shape(v, "vectors", (len(texts), None), f"（每句一行：{len(texts)} 句，每行一个句向量）")
+    norms = np.linalg.norm(v.astype(np.float64), axis=-1)  # (N,)
+    if not np.allclose(norms, 1.0, atol=1e-3):
+        raise ValueError(f"vectors 的每一行长度必须是 1（model.sentence_vectors 的结果：长度都是 1，点积才是余弦），"
+                         f"收到的长度在 {norms.min():.3g} 到 {norms.max():.3g} 之间。")
+    return v
 
 
 class _SimilarityView:
@@ -224,7 +291,7 @@ class _SimilarityView:
         return {"cosine": cos, "best": np.array([best])}
 
 
-def real_similarity(texts: Sequence[str] | None = None) -> Explorable:
+def real_similarity(texts: Sequence[str] | None = None, vectors: np.ndarray | None = None) -> Explorable:
     """第 10 章：all-MiniLM-L6-v2 的句向量（最后一层平均、长度 1）：选一句，看它和每一句的余弦相似度。
 
     Parameters
@@ -232,18 +299,21 @@ def real_similarity(texts: Sequence[str] | None = None) -> Explorable:
     texts : list of str, optional
         要比的句子，按顺序每三句一个话题（颜色按话题分），3 到 12 句；默认是本章的十二句
         ``pretrained.sentences.SIMILARITY_EN``。
+    vectors : ndarray of shape (N, D), optional
+        notebook 已经算好的句向量 ``load("all-MiniLM-L6-v2").sentence_vectors(texts)``（N = 句数，每行长度 1），
+        交给图就不再重算；默认当场算。
 
     Raises
     ------
     TypeError
-        ``texts`` 不是字符串的列表或元组。
+        ``texts`` 不是字符串的列表或元组，或 ``vectors`` 不是实数数组。
     ValueError
-        句数不是 3、6、9 或 12，或某一句是空串。
+        句数不是 3、6、9 或 12，某一句是空串，``vectors`` 的行数不等于句数，或某一行的长度不是 1。
     """
     texts = list(sentences.SIMILARITY_EN) if texts is None else _similarity_texts(texts)
     return Explorable(
         view=_SimilarityView,
-        data={"texts": texts, "vectors": _sentence_vectors(tuple(texts))},
+        data={"texts": texts, "vectors": _similarity_vectors(vectors, texts)},
         sliders=[Slider("pick", tuple(range(1, len(texts) + 1)), label="选一句", default=1)],
         title="句向量：意思相近的句子，向量的方向也相近（all-MiniLM-L6-v2）",
         alt="all-MiniLM-L6-v2 的句向量：第 {pick} 句和十二句各自的余弦相似度（横条，颜色表示话题）。",
@@ -283,11 +353,37 @@ class _PronounHeadsView:
         return {"right_share": self.share}
 
 
-def pronoun_heads() -> Explorable:
-    """第 10 章的静态图：it 的注意力在 animal 与 street 之间，“实际所指”那个分到几成，6 层 × 12 头，两句话。"""
-    model = load(MINILM)
-    cases = sentences.PRONOUN_CASES_EN
-    table = measures.pronoun_table([model.run(t) for t, _ in cases], [e for _, e in cases], "it", ("animal", "street"))
+def _pronoun_table(table: object) -> measures.PronounTable:
+    """notebook 已经算好的代词表（检查它是 MiniLM 读本章两句话、候选词 animal 和 street 的表）；None 时当场算。"""
+    cases, candidates = sentences.PRONOUN_CASES_EN, ("animal", "street")
+    if table is None:
+        model = load(MINILM)
+        return measures.pronoun_table([model.run(t) for t, _ in cases], [e for _, e in cases], "it", candidates)
+    if not isinstance(table, measures.PronounTable):
+        raise TypeError(f"table 必须是 measures.pronoun_table(...) 返回的 PronounTable，收到的是 {check.describe(table)}。")
+    if table.candidates != candidates or table.expected != tuple(e for _, e in cases) or len(table.sentences) != len(cases):
+        raise ValueError(f"table 必须是本章两句话（it 分别指 animal、street）、候选词 {candidates} 的表，"
+                         f"收到的候选词是 {table.candidates}，实际所指是 {table.expected}。")
+    for sentence, (text, _) in zip(table.sentences, cases):
+        _check_sentence(sentence.split(" "), "table", MINILM, text)
+    return table
+
+
+def pronoun_heads(table: measures.PronounTable | None = None) -> Explorable:
+    """第 10 章的静态图：it 的注意力在 animal 与 street 之间，“实际所指”那个分到几成，6 层 × 12 头，两句话。
+
+    Parameters
+    ----------
+    table : PronounTable, optional
+        notebook 已经算好的 ``measures.pronoun_table(...)``（all-MiniLM-L6-v2 读本章两句话，代词 it，
+        候选词 animal、street），交给图就不再重算；默认当场算。
+
+    Raises
+    ------
+    TypeError, ValueError
+        ``table`` 不是 PronounTable，或者不是这两句话、这两个候选词的表。
+    """
+    table = _pronoun_table(table)
     return Explorable(
         view=_PronounHeadsView,
         data={"table": table, "titles": ("…too tired（it = animal）", "…too wide（it = street）")},

@@ -30,6 +30,7 @@ from __future__ import annotations
 import inspect
 import itertools
 import math
+import os
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Protocol
 
@@ -41,9 +42,11 @@ from ..plot.figure import NARROW, NARROW_WIDTH, SCREEN_DPI, WIDE, Layout, TextIt
 from .blit import BlitFigure
 from .slider import Slider
 
-__all__ = ["FRAME_CAP", "FRAME_DPI", "LIVE_DPI", "Slider", "Explorable", "View"]
+__all__ = ["BOOK_BUILD_ENV", "FRAME_CAP", "FRAME_DPI", "LIVE_DPI", "Slider", "Explorable", "View", "building_book"]
 
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
+# 建书的开关：book/_ext/explorable_frames.py 在构建进程里设为 "1"，执行 notebook 的内核继承它（见 building_book）。
+BOOK_BUILD_ENV = "TRANSFORMER_LAB_BOOK_BUILD"
 
 # 静态网页上一张图最多预先画多少帧（网格上所有组合的个数）：帧数决定页面体积和建书时间。
 # 42 是写下它时全书最大的网格（dot_vs_cosine、reversal_training）。确有需要的图写 Explorable(..., max_frames=...)。
@@ -321,20 +324,41 @@ class Explorable:
 
         return live_widget(self)
 
-    def _repr_mimebundle_(self, include=None, exclude=None) -> dict[str, Any]:
-        from .static import first_frame_b64, wants_all_frames
+    def _repr_mimebundle_(self, include=None, exclude=None) -> tuple[dict[str, Any], dict[str, Any]]:
+        """Jupyter 显示这张图时给的几种格式 (MIME bundle)，按场合分两种：
 
-        live = _has_kernel()
-        if not self.sliders:  # 静态图：notebook 里是一张宽版 PNG（缓存里有就不重画）；建网站时再附上两种版式的 HTML
-            bundle = {"text/plain": self.describe(), "image/png": first_frame_b64(self)}
-            if wants_all_frames(live):
-                bundle["text/html"] = self.static_html(all_frames=True)
-            # PNG 按 frame_dpi 画得清楚；显示宽度按 LIVE_DPI 算，和活图一样大（1 英寸约 100 px），字号才对
-            return bundle, {"image/png": {"width": self.figure_pixels(WIDE, LIVE_DPI)[0]}}
-        bundle = {"text/plain": self.describe(), "text/html": self.static_html(all_frames=wants_all_frames(live))}
-        if live:  # 有内核：再附上活滑块；JupyterLab 优先显示它，静态网页用 text/html
+        * **有读者的内核**（JupyterLab）：有滑块的图给活滑块（ipywidgets）和初始帧的静态预览（``text/html``，
+          带一句“运行后可以拖动滑块”；存进 notebook 的就是它，因为 ``dev.py refresh`` 去掉了活滑块）；
+          没有滑块的图给一张 PNG。
+        * **建书的内核**（``building_book()``）**和没有内核时**：全部帧写进 HTML 播放器（网站用它），另附初始帧的宽版
+          ``image/png``（LaTeX/PDF 只认图片）；不建活滑块——建书时没人拖它，建了也只是白画一张图。
+
+        PNG 就是播放器里那一帧（``first_frame_b64``，从帧缓存里取，不另画）。有读者的内核里有滑块的图不附 PNG：
+        存档里的预览已经带着这一帧，再附一份，十章的 notebook 要多 1.2 MB；JupyterLab 也不会显示它
+        （text/html 排在 image/png 前面，不受信任的 notebook 里两者都算“安全”，仍是 text/html）。
+        """
+        from .static import first_frame_b64
+
+        live = _has_kernel() and not building_book()
+        bundle: dict[str, Any] = {"text/plain": self.describe()}
+        if self.sliders or not live:
+            bundle["text/html"] = self.static_html(all_frames=not live)
+        if live and self.sliders:  # 有人拖：活滑块（JupyterLab 优先显示它）
             bundle[WIDGET_MIME] = self.widget()._repr_mimebundle_()[WIDGET_MIME]
-        return bundle
+            return bundle, {}
+        bundle["image/png"] = first_frame_b64(self)  # 在 HTML 之后取：全部帧刚进了缓存，这里只是读出来
+        # PNG 按 frame_dpi 画得清楚；显示宽度按 LIVE_DPI 算，和活图一样大（1 英寸约 100 px），字号才对
+        return bundle, {"image/png": {"width": self.figure_pixels(WIDE, LIVE_DPI)[0]}}
+
+
+def building_book() -> bool:
+    """这个进程是不是在为建书执行 notebook：``BOOK_BUILD_ENV`` 是 ``"1"``。
+
+    开关由 ``book/_ext/explorable_frames.py`` 在构建进程里打开；执行 notebook 的内核是构建进程的子进程，
+    继承它的环境变量。myst-nb 执行 notebook（jupyter-cache → nbclient）时没有别的办法告诉内核什么：
+    不能给内核另设环境变量，也不能在第一个单元格之前先运行一段代码。
+    """
+    return os.environ.get(BOOK_BUILD_ENV) == "1"
 
 
 def _has_kernel() -> bool:

@@ -33,26 +33,26 @@ from __future__ import annotations
 
 import base64
 import collections
+import functools
 import hashlib
 import html
 import json
-import os
 import re
 import unicodedata
 from pathlib import Path
 from types import MappingProxyType
 
 import matplotlib
+import PIL
+from matplotlib import font_manager
 
 from .. import _cache
 from .. import _validation as check
 from ..plot.figure import SCREEN_DPI
 
-__all__ = ["ALL_FRAMES_ENV", "FRAME_SOURCES_JS", "FRAME_PARTS", "frames_kind", "NARROW_MEDIA", "PLAYER_JS", "STYLES", "LAYOUTS",
-           "frame_parts", "wants_all_frames", "first_frame_b64", "render_html", "externalize_frames", "read_player"]
+__all__ = ["FRAME_SOURCES_JS", "FRAME_PARTS", "frames_kind", "NARROW_MEDIA", "PLAYER_JS", "STYLES", "LAYOUTS",
+           "frame_parts", "drawing_stack", "first_frame_b64", "render_html", "externalize_frames", "read_player"]
 
-# 建网站时由 book/_ext/explorable_frames.py 设为 "1"：内核里执行的 notebook 也输出全部帧。
-ALL_FRAMES_ENV = "TRANSFORMER_LAB_ALL_FRAMES"
 PLAYER_JS = Path(__file__).with_name("player.js").read_text(encoding="utf-8")
 
 LAYOUTS = ("wide", "narrow")  # 每一帧画两种版式（plot.figure.WIDE / NARROW）
@@ -93,15 +93,6 @@ def _element_id(title: str) -> str:
     digest = hashlib.sha1(title.encode()).hexdigest()[:8]
     _renders[digest] += 1
     return f"tlx-{digest}-{_renders[digest]}"
-
-
-def wants_all_frames(live: bool) -> bool:
-    """要不要把每一帧都写进 HTML：没有内核时要（那是读者唯一能拖的滑块）；有内核时只在建网站时要。
-
-    有内核时读者用的是活滑块，预先画完全部帧只会让图晚出现几秒，所以只写初始帧的预览；
-    存进仓库的 notebook 也因此只带一帧。
-    """
-    return not live or os.environ.get(ALL_FRAMES_ENV) == "1"
 
 
 def _json_for_html(data: dict) -> str:
@@ -206,13 +197,31 @@ def frames_kind(module: str) -> str:
 
 def _frames_file(ex) -> Path | None:
     """这张图全部帧在硬盘缓存里的文件（可能还不存在）；不缓存的图（``ex.cache_key()`` 为 None）或关掉了缓存时为 None。
-    钥匙是 ``ex.cache_key()`` 加上包的代码版本和 matplotlib 版本、字体。"""
+    钥匙是 ``ex.cache_key()`` 加上包的代码版本和画图的那一套软件（``drawing_stack``）。"""
     key, folder = ex.cache_key(), _cache.cache_folder()
     if key is None or folder is None:
         return None
-    version = _cache.code_version(f"matplotlib {matplotlib.__version__}", *matplotlib.rcParams["font.sans-serif"][:1],
-                                  parts=frame_parts(ex.view.__module__))
+    version = _cache.code_version(*drawing_stack(), parts=frame_parts(ex.view.__module__))
     return _cache.entry_path(folder, frames_kind(ex.view.__module__), version, key, ".json")
+
+
+def drawing_stack() -> tuple[str, ...]:
+    """画帧的那一套软件，写进帧缓存的钥匙：matplotlib（排版、画图）、Pillow（把每一帧压成 256 色的 PNG，
+    ``blit.encode_png``）和中文字体文件（每个字的形状）。哪一样升级了，画出的帧都可能不同，缓存里的旧帧就不能再用。
+
+    字体按 matplotlib 真正用的那个文件（``font_manager.findfont``）的内容算摘要，不只看字体名：mplfonts 换了
+    字体文件，或者系统里的字体顶替了它，钥匙都会变。每个文件在一个进程里只读一次（约 16 MB）。
+    """
+    name = matplotlib.rcParams["font.sans-serif"][0]
+    path = font_manager.findfont(font_manager.FontProperties(family=name))
+    return f"matplotlib {matplotlib.__version__}", f"Pillow {PIL.__version__}", f"font {name} {_file_digest(path)}"
+
+
+@functools.cache
+def _file_digest(path: str) -> str:
+    """文件内容的 sha256（前 16 位）；同一个进程里每个文件只算一次。"""
+    with open(path, "rb") as handle:
+        return hashlib.file_digest(handle, "sha256").hexdigest()[:16]
 
 
 def _read_frames(path: Path, grid) -> tuple[dict[str, list[str]], dict[str, float]] | None:
