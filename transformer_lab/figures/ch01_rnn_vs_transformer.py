@@ -9,6 +9,7 @@ from matplotlib.ticker import NullLocator
 from .. import _validation as check
 from ..core.attention import scaled_dot_product_attention
 from ..core.rnn import input_jacobians, random_rnn
+from ..plot.checks import increasing_ints, positive_series
 from ..plot.figure import MIN_FONT_PT
 from ..plot.heatmap import attention_heatmap, text_color
 from ..plot.lines import line_plot
@@ -20,6 +21,7 @@ GAIN_GRID = (0.5, 0.8, 0.9, 1.0, 1.5, 2.0)
 INPUT_GRID = (0.1, 0.5, 1.0)
 T_GRID = (4, 8, 16, 32, 48, 64)
 MAX_T, MAX_WIDTH, MAX_GAIN, MAX_INPUT = 256, 64, 4.0, 10.0  # 构造参数的上限：图的纵轴范围和几秒内画完
+TOO_STEEP = "再大曲线就超出纵轴、甚至溢出"  # gain、input_scale 为什么有上限（写在报错里）
 _RNN_COLOR, _LINEAR_COLOR, _ATTN_COLOR = "#b5367a", "#7f7f7f", "#31688e"
 TITLE_PT = 10  # 子图标题的字号；总标题大 1 号。最小的字（图例、刻度旁的注释）是 MIN_FONT_PT = 9
 
@@ -30,20 +32,6 @@ def _num(value: float) -> str:
     不用 mathtext：拖动滑块时标题每次都是新字符串，解析 mathtext 每次要好几毫秒。
     """
     return f"{value:.3g}" if 0.01 <= abs(value) < 1000 else f"{value:.1e}"
-
-
-def _int_between(n: object, name: str, low: int, high: int) -> int:
-    n = check.positive_int(n, name)
-    if not low <= n <= high:
-        raise ValueError(f"{name} 必须在 [{low}, {high}] 之内，收到的是 {n}。")
-    return n
-
-
-def _real_up_to(x: object, name: str, high: float) -> float:
-    x = check.positive_real(x, name)
-    if x > high:
-        raise ValueError(f"{name} 必须在 (0, {high:g}] 之内（再大曲线就超出纵轴、甚至溢出），收到的是 {x:g}。")
-    return x
 
 
 def _style(ax, xlabel, ylabel, xlim, ylim, yticks):
@@ -143,8 +131,8 @@ def rnn_memory_decay(T: int = 60, d_in: int = 4, d_h: int = 16, seed: int = 1) -
     TypeError, ValueError
         ``T`` 不在 [2, 256] 之内、``d_in``/``d_h`` 不在 [1, 64] 之内，或 ``seed`` 不是非负整数。
     """
-    T = _int_between(T, "T", 2, MAX_T)
-    d_in, d_h = _int_between(d_in, "d_in", 1, MAX_WIDTH), _int_between(d_h, "d_h", 1, MAX_WIDTH)
+    T = check.int_in_range(T, "T", 2, MAX_T)
+    d_in, d_h = check.int_in_range(d_in, "d_in", 1, MAX_WIDTH), check.int_in_range(d_h, "d_h", 1, MAX_WIDTH)
     q, w_xh, x = random_rnn(T, d_in, d_h, np.random.default_rng(check.seed(seed)))
     return Explorable(
         view=_MemoryView,
@@ -257,8 +245,9 @@ def queue_vs_direct(T_max: int = 64, gain: float = 0.9, input_scale: float = 0.5
         ``T_max`` 不在 [8, 256] 之内（滑块至少要有 4 和 8 两个取值）、``gain`` 不在 (0, 4] 之内、
         ``input_scale`` 不在 (0, 10] 之内，或 ``seed`` 不是非负整数。
     """
-    T_max = _int_between(T_max, "T_max", T_GRID[1], MAX_T)
-    gain, input_scale = _real_up_to(gain, "gain", MAX_GAIN), _real_up_to(input_scale, "input_scale", MAX_INPUT)
+    T_max = check.int_in_range(T_max, "T_max", T_GRID[1], MAX_T)
+    gain = check.positive_real_up_to(gain, "gain", MAX_GAIN, TOO_STEEP)
+    input_scale = check.positive_real_up_to(input_scale, "input_scale", MAX_INPUT, TOO_STEEP)
     seed = check.seed(seed)
     grid = tuple(T for T in T_GRID if T <= T_max)
     q, w_xh, x = random_rnn(T_max, 4, 16, np.random.default_rng(seed))
@@ -314,17 +303,8 @@ def _check_timing(tim: object) -> tuple[np.ndarray, dict[str, np.ndarray]]:
     if missing:
         raise ValueError(f"tim 缺少键 {missing}：应有 'T'、'rnn'、'attention'、'rnn_batched'"
                          f"（tl.timing.time_rnn_vs_attention 的结果），收到的键是 {sorted(tim)}。")
-    lengths = check.as_real_array(tim["T"], "tim['T']")
-    if lengths.ndim != 1 or len(lengths) < 2 or np.any(lengths < 1) or np.any(lengths != np.round(lengths)) \
-            or np.any(np.diff(lengths) <= 0):
-        raise ValueError(f"tim['T'] 必须是至少 2 个、从小到大的正整数（测过的句子长度），收到的是 {tim['T']!r}。")
-    times = {}
-    for key in TIMING_KEYS:
-        t = check.as_real_array(tim[key], f"tim[{key!r}]")
-        if t.shape != lengths.shape or np.any(t <= 0):
-            raise ValueError(f"tim[{key!r}] 必须是 {len(lengths)} 个正数（每个长度一个用时，秒；对数坐标画不出 0），"
-                             f"收到的 shape={t.shape}、最小值 {t.min():g}。")
-        times[key] = t
+    lengths = increasing_ints(tim["T"], "tim['T']", "测过的句子长度")
+    times = {key: positive_series(tim[key], f"tim[{key!r}]", len(lengths), "每个长度一个用时，秒") for key in TIMING_KEYS}
     return lengths.astype(int), times
 
 

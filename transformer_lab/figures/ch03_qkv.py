@@ -16,6 +16,7 @@ from ..lessons.geometry import vector_2d, with_key_length
 from ..lessons.learned_glasses import chapter3_example
 from ..lessons.optim import as_run
 from ..plot.bars import weight_bars
+from ..plot.checks import square_weights
 from ..plot.figure import MIN_FONT_PT
 from ..plot.heatmap import attention_heatmap
 from ..plot.lines import scatter_vs_target
@@ -244,16 +245,6 @@ class _SwappedView:
         return dict(self.drawn)
 
 
-def _attention_matrix(w: object, name: str, tokens: tuple) -> np.ndarray:
-    w = check.as_real_array(w, name, min_ndim=2)
-    T = len(tokens)
-    if w.shape != (T, T):
-        raise ValueError(f"{name} 的形状必须是 (T, T) = ({T}, {T})（tokens 有 {T} 个词），收到的是 {w.shape}。")
-    if w.min() < 0 or w.max() > 1:
-        raise ValueError(f"{name} 是注意力权重，每个数都应在 [0, 1] 之内，收到的最小 {w.min() + 0.0:.3g}、最大 {w.max() + 0.0:.3g}。")
-    return w
-
-
 def swapped_glasses(weights: np.ndarray, swapped: np.ndarray, tokens,
                     titles=("原来的提问眼镜 $W_Q$", "两列对调后的 $W_Q$"),
                     note: str = "手工设计的示意，不是训练所得"):  # 静态图：不标 -> Explorable（那是 CATALOG 的登记标志）
@@ -282,11 +273,11 @@ def swapped_glasses(weights: np.ndarray, swapped: np.ndarray, tokens,
         ``titles`` 不是两个非空字符串；``note`` 不是非空字符串。
     """
     tokens = check.string_list(tokens, "tokens")
-    weights, swapped = _attention_matrix(weights, "weights", tokens), _attention_matrix(swapped, "swapped", tokens)
+    weights, swapped = square_weights(weights, "weights", len(tokens)), square_weights(swapped, "swapped", len(tokens))
     if not isinstance(titles, (list, tuple)) or len(titles) != 2:
         raise TypeError(f"titles 必须是两个字符串（两张热力图的标题），收到的是 {check.describe(titles)}。")
-    titles = tuple(_nonempty_text(t, f"titles[{i}]") for i, t in enumerate(titles))
-    note = _nonempty_text(note, "note")
+    titles = tuple(check.nonempty_text(t, f"titles[{i}]") for i, t in enumerate(titles))
+    note = check.nonempty_text(note, "note")
     return Explorable(
         view=_SwappedView, sliders=[],
         data={"weights": weights, "swapped": swapped, "tokens": tokens, "titles": titles, "note": note},
@@ -295,13 +286,6 @@ def swapped_glasses(weights: np.ndarray, swapped: np.ndarray, tokens,
              "行是提问的词，列是被看的词，颜色越亮权重越大，每个格子里写着权重。").replace("$", ""),
         size=(6.8, 3.3), ncols=2, narrow_size=(3.6, 6.6),
     )
-
-
-def _nonempty_text(s: object, name: str) -> str:
-    if not isinstance(s, str) or not s.strip():
-        raise (TypeError if not isinstance(s, str) else ValueError)(
-            f"{name} 必须是非空的字符串（写在图上），收到的是 {check.describe(s)}。")
-    return s
 
 
 # ---------------------------------------------------------------- V = K 实验的读出散点图（静态）
@@ -368,7 +352,7 @@ def readout_scatter(target: np.ndarray, predictions: dict[str, np.ndarray], erro
         ``title`` 不是非空字符串；数组有 NaN/inf 或长度与 ``target`` 不一。
     """
     _check_readout(predictions, errors)
-    title = _nonempty_text(title, "title")
+    title = check.nonempty_text(title, "title")
     target = check.as_real_array(target, "target")
     preds = {}
     for name, pred in predictions.items():

@@ -17,6 +17,7 @@ from ..core.attention import scaled_dot_product_attention
 from ..core.softmax import softmax
 from ..lessons.saturation import saturation_demo
 from ..plot.bars import weight_bars
+from ..plot.checks import increasing_ints, positive_series, square_weights
 from ..plot.figure import CMAP, MIN_FONT_PT, NARROW_WIDTH, WIDE_WIDTH, new_figure
 from ..plot.heatmap import attention_heatmap, text_color
 from ..plot.lines import line_plot
@@ -67,15 +68,9 @@ def sentence_attention(weights: np.ndarray, tokens, sentence: str, note: str = "
         ``weights`` 不是有限实数的方阵、有数不在 [0, 1] 之内；``tokens`` 不是字符串列表或个数与行数不符；
         ``sentence``、``note`` 不是非空字符串。
     """
-    weights = check.as_real_array(weights, "weights", min_ndim=2)
     tokens = check.string_list(tokens, "tokens")
-    if weights.shape != (len(tokens), len(tokens)):
-        raise ValueError(f"weights 的形状必须是 (T, T) = ({len(tokens)}, {len(tokens)})（tokens 有 {len(tokens)} 个词），"
-                         f"收到的是 {weights.shape}。")
-    if weights.min() < 0 or weights.max() > 1:
-        raise ValueError(f"weights 是注意力权重，每个数都应在 [0, 1] 之内，收到的最小 {weights.min():.3g}、"
-                         f"最大 {weights.max():.3g}。")
-    sentence, note = _nonempty_text(sentence, "sentence"), _nonempty_text(note, "note")
+    weights = square_weights(weights, "weights", len(tokens))
+    sentence, note = check.nonempty_text(sentence, "sentence"), check.nonempty_text(note, "note")
     title = f"「{sentence}」的注意力权重\n（{note}）"
     return Explorable(
         view=_SentenceView, sliders=[], data={"weights": weights, "tokens": tokens, "title": title},
@@ -84,13 +79,6 @@ def sentence_attention(weights: np.ndarray, tokens, sentence: str, note: str = "
              "颜色越亮权重越大，每个格子里写着权重。"),
         size=(4.6, 4.0), narrow_size=(3.6, 3.4),
     )
-
-
-def _nonempty_text(s: object, name: str) -> str:
-    if not isinstance(s, str) or not s.strip():
-        raise (TypeError if not isinstance(s, str) else ValueError)(
-            f"{name} 必须是非空的字符串（写在图上），收到的是 {check.describe(s)}。")
-    return s
 
 
 # ---------------------------------------------------------------- 四步的形状图（静态）
@@ -400,16 +388,10 @@ def variance_growth(dims, raw_var, scaled_var, samples: int):
     TypeError, ValueError
         ``dims`` 不是至少两个、从小到大的正整数；方差不是同样长、有限的正数；``samples`` 不是正整数。
     """
-    dims = check.as_real_array(np.asarray(dims) if isinstance(dims, (list, tuple)) else dims, "dims")
-    if dims.ndim != 1 or len(dims) < 2 or np.any(dims < 1) or np.any(dims != np.round(dims)) or np.any(np.diff(dims) <= 0):
-        raise ValueError(f"dims 必须是至少两个、从小到大的正整数（d_k），收到的是 {dims.tolist()}。")
-    arrays = {}
-    for name, values in (("raw_var", raw_var), ("scaled_var", scaled_var)):
-        values = check.as_real_array(np.asarray(values) if isinstance(values, (list, tuple)) else values, name)
-        if values.shape != dims.shape or np.any(values <= 0):
-            raise ValueError(f"{name} 必须是 {len(dims)} 个正数（每个 d_k 一个方差；对数坐标画不出 ≤ 0 的数），"
-                             f"收到的 shape={values.shape}、最小值 {values.min():.3g}。")
-        arrays[name] = values
+    dims = increasing_ints(np.asarray(dims) if isinstance(dims, (list, tuple)) else dims, "dims", "d_k")
+    arrays = {name: positive_series(np.asarray(values) if isinstance(values, (list, tuple)) else values, name, len(dims),
+                                    "每个 d_k 一个方差")
+              for name, values in (("raw_var", raw_var), ("scaled_var", scaled_var))}
     samples = check.positive_int(samples, "samples")
     return Explorable(
         view=_VarianceView, sliders=[], data={"dims": dims, **arrays, "samples": samples},
