@@ -26,6 +26,16 @@ def test_labelled_heatmap_can_skip_zeros():
     assert [t.get_text() for t in heat.image.axes.get_xticklabels()] == ["c1", "c2", "c3"]
 
 
+def test_colorbar_below_moves_the_one_colorbar_under_the_map():
+    fig, (ax,) = plot.new_figure(3.6, 4.0)
+    heat = plot.attention_heatmap(np.eye(3), ["a", "b", "c"], ax=ax)
+    plot.heatmap.colorbar_below(heat)
+    (bar,) = [a for a in fig.axes if a is not ax]  # 还是只有一个色条
+    assert heat.image.colorbar.ax is bar and bar.xaxis.get_visible() and heat.image.colorbar.orientation == "horizontal"
+    fig.canvas.draw()
+    assert bar.get_position().y1 < ax.get_position().y0  # 在热力图下面
+
+
 VE = ValueError
 ERROR_CASES = [
     ("heatmap-inf", call(lambda: tl.plotting.attention_heatmap(np.array([[np.inf]]), ["a"])), VE, r"weights 含有 inf"),

@@ -1,8 +1,9 @@
-"""plot/ticks.py：对数轴上挑刻度（太挤的去掉、最大值的一位有效数字），手算的例子。"""
+"""plot/ticks.py：对数轴上挑刻度（太挤的去掉、最大值的一位有效数字）的手算例子，斜着写的刻度字。"""
 
 import numpy as np
 
-from transformer_lab.plot.ticks import log_ticks, spread_ticks
+from transformer_lab.plot.figure import new_figure
+from transformer_lab.plot.ticks import log_ticks, slanted_ticks, spread_ticks
 
 DIMS = np.array([1, 4, 16, 64, 256, 512])
 
@@ -27,3 +28,12 @@ def test_log_ticks_by_hand():
     assert log_ticks(np.array([1.0, 120.0]))[0] == [1.0, 10.0, 100.0]  # 100 到 120 之间不再加一个刻度
     assert log_ticks(np.array([2.0, 5.0])) == ([5.0], ["5"])  # 范围里没有 10 的整数次幂：只写最大值
     assert log_ticks(np.array([0.01, 0.5]))[1] == ["0.01", "0.1", "0.5"]
+
+
+def test_slanted_ticks_label_every_position_at_45_degrees():
+    fig, (ax,) = new_figure(3.0, 2.0)
+    slanted_ticks(ax, ("The", "animal", "it"))
+    assert list(ax.get_xticks()) == [0, 1, 2]
+    labels = ax.get_xticklabels()
+    assert [t.get_text() for t in labels] == ["The", "animal", "it"]
+    assert {(t.get_rotation(), t.get_ha(), t.get_rotation_mode()) for t in labels} == {(45.0, "right", "anchor")}

@@ -11,7 +11,7 @@ from matplotlib.axes import Axes
 from . import checks
 from .figure import CMAP, MIN_FONT_PT, new_figure
 
-__all__ = ["text_color", "Heatmap", "labelled_heatmap", "attention_heatmap"]
+__all__ = ["text_color", "Heatmap", "labelled_heatmap", "attention_heatmap", "colorbar_below"]
 
 
 def text_color(value: float, vmax: float) -> str:
@@ -156,3 +156,10 @@ def attention_heatmap(
     heat.image.axes.set_xlabel("被关注的词（键 Key）")
     heat.image.axes.set_ylabel("提问的词（查询 Query）")
     return heat
+
+
+def colorbar_below(heat: Heatmap) -> None:
+    """把热力图的色条从右边挪到下面（手机上图窄，格子才留得宽）。"""
+    image = heat.image
+    image.colorbar.remove()
+    image.figure.colorbar(image, ax=image.axes, location="bottom", shrink=0.8, aspect=30)
