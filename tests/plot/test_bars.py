@@ -31,7 +31,8 @@ def test_horizontal_bars_start_at_zero_top_down_and_write_the_value_at_the_end()
 def test_horizontal_bars_draw_on_the_given_axes():
     fig, (ax,) = plot.new_figure(3.6, 2.0)
     hb = plot.bars.horizontal_bars(2, ax=ax, color="#e3702d")
-    assert hb.bars[0].axes is ax and hb.bars[1].get_facecolor()[:3] == pytest.approx((0xe3 / 255, 0x70 / 255, 0x2d / 255))
+    assert hb.bars[0].axes is ax
+    assert hb.bars[1].get_facecolor()[:3] == pytest.approx((0xe3 / 255, 0x70 / 255, 0x2d / 255))
 
 
 VE, TE = ValueError, TypeError

@@ -2,7 +2,15 @@
 手机上的标题怎样断行，写在图上的数。"""
 
 from transformer_lab.plot.figure import new_figure
-from transformer_lab.plot.text import char_width, clean_number, factor_text, text_width, wrap_sentence, wrap_title
+from transformer_lab.plot.text import (
+    char_width,
+    clean_number,
+    factor_text,
+    text_width,
+    title_number,
+    wrap_sentence,
+    wrap_title,
+)
 
 PIXEL = 1 / 72  # text_width 在 72 dpi 上排版：宽度是整像素，精度约 1/72 英寸
 
@@ -43,3 +51,8 @@ def test_numbers_written_on_the_figure():
     assert [clean_number(x) for x in (6.123e-17, -1e-13, 2.0000000000001, -0.5)] == [0.0, 0.0, 2.0, -0.5]
     assert f"{clean_number(-1e-13):.2f}" == "0.00"  # 不是 "-0.00"
     assert [factor_text(x) for x in (0.0, 1.5, -0.866)] == ["0.00", "1.50", "(-0.87)"]
+
+
+def test_title_number_switches_to_exponent_outside_0_01_to_1000():
+    assert [title_number(x) for x in (0.01, 0.5, 1.0, 999.0, 1000.0, 0.0099, 3.2e-30, 4e20)] == [
+        "0.01", "0.5", "1", "999", "1.0e+03", "9.9e-03", "3.2e-30", "4.0e+20"]

@@ -168,7 +168,8 @@ def step_arrows(at, c, T, d_k, S, step_w, clear, narrow):
     mid = (y3 + yw) / 2
     spot = ((corner - 0.06, mid), beside) if corner - 0.06 - step_w > MARGIN else ((corner + 0.06, mid),
                                                                                  {"ha": "left", "va": "center"})
-    return arrows[:2] + [([(xb - 0.04, y3), (corner, y3), (corner, yw - 0.04)], spot[0], STEPS[2], spot[1])] + arrows[2:]
+    turn = ([(xb - 0.04, y3), (corner, y3), (corner, yw - 0.04)], spot[0], STEPS[2], spot[1])  # 拐一个弯
+    return arrows[:2] + [turn] + arrows[2:]
 
 
 def draw_four_steps(ax: Axes, plan: ShapePlan, arrays: dict) -> None:
@@ -190,7 +191,8 @@ def draw_four_steps(ax: Axes, plan: ShapePlan, arrays: dict) -> None:
         if len(path) > 2:  # 拐弯的箭头：先画前几段直线，最后一段带箭头
             ax.plot(*zip(*path[:-1]), color=STEP_COLOR, lw=1.8, solid_capstyle="butt")
         ax.annotate("", xy=path[-1], xytext=path[-2],
-                    arrowprops=dict(arrowstyle="-|>", color=STEP_COLOR, lw=1.8, mutation_scale=12, shrinkA=0, shrinkB=0))
+                    arrowprops=dict(arrowstyle="-|>", color=STEP_COLOR, lw=1.8, mutation_scale=12,
+                                    shrinkA=0, shrinkB=0))
         ax.text(x, y, label, fontsize=MIN_FONT_PT + 0.5, color=STEP_COLOR, **how)
 
 
