@@ -178,6 +178,14 @@ def positive_real(x: object, name: str) -> float:
     return x
 
 
+def positive_real_up_to(x: object, name: str, high: float, why: str) -> float:
+    """(0, high] 里的实数；``why`` 说明为什么不能更大（写在报错的括号里）。"""
+    x = positive_real(x, name)
+    if x > high:
+        raise ValueError(f"{name} 必须在 (0, {high:g}] 之内（{why}），收到的是 {x:g}。")
+    return x
+
+
 _INVISIBLE = re.compile(r"[\x00-\x20\x7f]")  # 浏览器解析网址前丢掉的控制字符和空白："java\tscript:" 也是 javascript:
 
 
@@ -301,6 +309,14 @@ def string_list(x: object, name: str) -> tuple[str, ...]:
     if len(x) == 0:
         raise ValueError(f"{name} 不能为空：至少要有一个词。")
     return tuple(x)
+
+
+def nonempty_text(s: object, name: str) -> str:
+    """要写在图上的一段字（标题、说明）：非空、不全是空白的字符串。"""
+    if not isinstance(s, str) or not s.strip():
+        raise (TypeError if not isinstance(s, str) else ValueError)(
+            f"{name} 必须是非空的字符串（写在图上），收到的是 {describe(s)}。")
+    return s
 
 
 def boolean(x: object, name: str) -> bool:

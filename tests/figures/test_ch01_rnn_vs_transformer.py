@@ -228,12 +228,17 @@ def test_direct_map_narrow_layout_writes_only_the_boxed_rows_big_weights():
 
 VE, TE = ValueError, TypeError
 ERROR_CASES = [
-    ("memory-T-0", call(lambda: tl.explore.rnn_memory_decay(T=0)), VE, r"T 必须是正整数.*0"),
+    ("memory-T-0", call(lambda: tl.explore.rnn_memory_decay(T=0)), VE, r"^T 必须是不小于 2 的整数（>= 2），收到的是 0"),
+    ("rnn-decay-T-1", call(lambda: tl.explore.rnn_memory_decay(T=1)), VE, r"^T 必须是不小于 2 的整数.*1"),
+    ("rnn-decay-d_h-0", call(lambda: tl.explore.rnn_memory_decay(d_h=0)), VE, r"^d_h 必须是正整数（>= 1），收到的是 0"),
     ("rnn-decay-T-huge", call(lambda: tl.explore.rnn_memory_decay(T=10**6)), VE, r"^T 必须在 \[2, 256\] 之内"),
     ("rnn-decay-seed-str", call(lambda: tl.explore.rnn_memory_decay(seed="a")), TE, r"^seed 必须是非负整数.*'a'"),
-    ("queue-T_max-0", call(lambda: tl.explore.queue_vs_direct(T_max=0)), VE, r"^T_max 必须是正整数.*0"),
-    ("queue-T_max-2", call(lambda: tl.explore.queue_vs_direct(T_max=2)), VE, r"^T_max 必须在 \[8, 256\] 之内.*2"),
-    ("queue-gain-huge", call(lambda: tl.explore.queue_vs_direct(gain=1e6)), VE, r"^gain 必须在 \(0, 4\] 之内"),
+    ("queue-T_max-0", call(lambda: tl.explore.queue_vs_direct(T_max=0)), VE, r"^T_max 必须是不小于 8 的整数.*0"),
+    ("queue-T_max-2", call(lambda: tl.explore.queue_vs_direct(T_max=2)), VE, r"^T_max 必须是不小于 8 的整数（>= 8），收到的是 2"),
+    ("queue-T_max-huge", call(lambda: tl.explore.queue_vs_direct(T_max=257)), VE, r"^T_max 必须在 \[8, 256\] 之内.*257"),
+    ("queue-gain-huge", call(lambda: tl.explore.queue_vs_direct(gain=1e6)), VE,
+     r"^gain 必须在 \(0, 4\] 之内（再大曲线就超出纵轴、甚至溢出），收到的是 1e\+06"),
+    ("queue-input-zero", call(lambda: tl.explore.queue_vs_direct(input_scale=0.0)), VE, r"^input_scale 必须是有限的正实数"),
     ("queue-seed-negative", call(lambda: tl.explore.queue_vs_direct(seed=-1)), VE, r"^seed 必须是非负整数.*-1"),
     ("timing-not-dict", call(tl.explore.timing_curves, [1, 2]), TE, r"^tim 必须是 tl.timing.time_rnn_vs_attention 返回的字典"),
     ("timing-missing-key", call(tl.explore.timing_curves, {"T": LENGTHS, "rnn": TIM["rnn"]}), VE,

@@ -94,13 +94,6 @@ def test_readout_scatter_draws_one_panel_per_method():
     assert f"tied 的读出误差 {errs['tied']:.3f}" in ex.alt
 
 
-def test_wrap_title_breaks_near_the_middle_at_punctuation():
-    wrap = figs._wrap_title
-    assert wrap("短标题") == "短标题" and wrap("已经\n分好行的很长很长很长很长很长的标题") == "已经\n分好行的很长很长很长很长很长的标题"
-    assert wrap("一二三四五六七八九十，一二三四五六七八九十") == "一二三四五六七八九十，\n一二三四五六七八九十"
-    assert wrap("一二三四五六七八九十一二三四五六七八九十") == "一二三四五六七八九十\n一二三四五六七八九十"  # 没有标点：对半
-
-
 W_BEFORE = np.array([[0.1, 0.1, 0.8], [0.75, 0.05, 0.2], [0.15, 0.25, 0.6]])
 W_AFTER = W_BEFORE[:, ::-1]
 

@@ -7,7 +7,6 @@ import numpy as np
 import pytest
 
 import transformer_lab as tl
-from transformer_lab.figures import ch04_four_steps as four_steps_module
 
 from helpers.errors import call, error_table_test
 
@@ -121,11 +120,6 @@ def test_shape_figure_drops_cell_numbers_only_where_they_do_not_fit():
     assert not any(t.startswith(("0.", "-0.")) for t in narrow_texts)  # 格子里没有数
 
 
-def test_cell_text_drops_trailing_zeros_and_minus_zero():
-    cell = four_steps_module._cell_text
-    assert [cell(2.0), cell(0.5), cell(0.649), cell(-0.001), cell(-1.25)] == ["2", "0.5", "0.65", "0", "-1.25"]
-
-
 @pytest.mark.parametrize("args, error, match", [
     ((Q5[3:], K5, V5, ["它"], TOKENS), ValueError, r"^query_tokens 有 1 个词，应该等于 q 的行数 T = 2"),
     ((Q5[3:], K5, V5, TOKENS[3:], TOKENS[:4]), ValueError, r"^key_tokens 有 4 个词"),
@@ -199,14 +193,6 @@ def test_variance_growth_ticks_and_alt_text():
     assert "从 1 到 512" in ex.alt and "涨到 503.0" in ex.alt and "0.98 到 1.02" in ex.alt
 
 
-def test_spread_and_log_ticks_by_hand():
-    spread, log_ticks = four_steps_module._spread_ticks, four_steps_module._log_ticks
-    assert spread(np.array([1, 4, 16, 64, 256, 512]), 0.45) == [1, 4, 16, 64, 512]  # log10(512/256) = 0.3 < 0.45
-    assert spread(np.array([1, 4, 16, 64, 256, 512]), 0.25) == [1, 4, 16, 64, 256, 512]
-    assert log_ticks(np.array([0.98, 503.0])) == ([1.0, 10.0, 100.0, 500.0], ["1", "10", "100", "500"])
-    assert log_ticks(np.array([1.0, 120.0]))[0] == [1.0, 10.0, 100.0]  # 100 到 120 之间不再加一个刻度
-
-
 # ---------------------------------------------------------------- 工厂的参数（滑块取值的检查属于可交互图引擎 widgets/，不在这里）
 
 Q, K, V = np.ones((3, 4)), np.ones((5, 4)), np.ones((5, 2))  # (T, d_k), (S, d_k), (S, d_v)
@@ -240,8 +226,8 @@ ERROR_CASES = [
     ("sentence-attention-note-type", call(lambda: tl.explore.sentence_attention(W2, ["a", "b"], "ab", note=3)), TE,
      r"note 必须是非空的字符串.*int"),
     ("variance-growth-dims-order", call(lambda: tl.explore.variance_growth([4, 1], [1, 1], [1, 1], 10)), VE,
-     r"dims 必须是至少两个、从小到大的正整数.*\[4(\.0)?, 1(\.0)?\]"),
-    ("variance-growth-dims-one", call(lambda: tl.explore.variance_growth([4], [1], [1], 10)), VE, r"dims 必须是至少两个"),
+     r"dims 必须是至少 2 个、从小到大的正整数（d_k）.*\[4(\.0)?, 1(\.0)?\]"),
+    ("variance-growth-dims-one", call(lambda: tl.explore.variance_growth([4], [1], [1], 10)), VE, r"dims 必须是至少 2 个"),
     ("variance-growth-raw-zero", call(lambda: tl.explore.variance_growth([1, 4], [0, 4], [1, 1], 10)), VE,
      r"raw_var 必须是 2 个正数.*最小值 0"),
     ("variance-growth-scaled-length", call(lambda: tl.explore.variance_growth([1, 4], [1, 4], [1], 10)), VE,

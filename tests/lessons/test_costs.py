@@ -1,6 +1,6 @@
-"""lessons/costs.py：全书的数数——乘加次数、参数个数、字节数（含多头注意力、逐词生成与 KV 缓存）。
+"""lessons/costs.py：全书的数数——乘加次数、参数个数（含多头注意力、逐词生成）；字节数在 test_memory.py。
 
-手算、逐个数的参考循环、n·d² 与 n²·d 的性质，以及文档里写明的报错。
+手算、逐个数的参考循环、n·d² 与 n²·d 的性质，``layer_costs`` 里的字节数与 memory.py 一致，以及文档里写明的报错。
 """
 
 import numpy as np
@@ -9,12 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from transformer_lab.lessons import costs
-from transformer_lab.lessons.costs import (
-    decode_multiply_adds,
-    kv_cache_bytes,
-    multi_head_multiply_adds,
-    multi_head_parameters,
-)
+from transformer_lab.lessons.costs import decode_multiply_adds, multi_head_multiply_adds, multi_head_parameters
 
 from helpers.errors import call, error_table_test
 
@@ -66,9 +61,6 @@ def test_counting_convention_matches_what_a_matrix_product_does():
 def test_chapter7_costs_by_hand():
     assert costs.feedforward_multiply_adds(4, 2) == 4 * (2 * 8 + 8 * 2)  # d_ff = 4d
     assert costs.feedforward_multiply_adds(3, 2, d_ff=5) == 3 * (2 * 5 + 5 * 2)
-    assert costs.score_matrix_bytes(1024, "float32") == 4 * 2**20
-    assert costs.score_matrix_bytes(131072, "float16") == 32 * 2**30  # 128k 上下文一个头：32 GiB
-    assert costs.score_matrix_bytes(3, "float64", heads=2) == 9 * 8 * 2
     c = costs.layer_costs(4, 2)
     assert c == {"attention": 64, "projections": 4 * 4 * 2 * 2, "feedforward": 128, "rnn": 32,  # 4nd²
                  "scores_float32": 64, "scores_float16": 32}
@@ -98,7 +90,7 @@ def test_layer_costs_crossover_and_doubling(n, d):
     assert share == pytest.approx(n / (n + 6 * d), rel=1e-12)  # 注意力的份额 n / (n + 6d)
 
 
-# ---- 第 7 章：逐词生成与 KV 缓存
+# ---- 第 7 章：逐词生成
 
 def test_decode_multiply_adds_by_hand_and_by_loop():
     # T = 2, d = 1：不用缓存 (3·1 + 2·1) + (3·2 + 2·4) = 19；用缓存 (3 + 2) + (3 + 4) = 12。
@@ -110,17 +102,6 @@ def test_decode_multiply_adds_by_hand_and_by_loop():
         cached = sum(3 * d * d + 2 * t * d for t in range(1, T + 1))
         assert decode_multiply_adds(T, d, cached=False) == uncached
         assert decode_multiply_adds(T, d, cached=True) == cached
-
-
-def test_kv_cache_bytes_float16_is_half_of_float32():
-    # 2 (k, v) × 32 层 × 8192 词 × 4096 × 2 字节 = 4 GiB（第 7 章的例子）
-    assert kv_cache_bytes(8192, 4096, num_layers=32, dtype=np.float16) == 4 * 2**30
-    assert 2 * kv_cache_bytes(10, 8, dtype=np.float16) == kv_cache_bytes(10, 8, dtype=np.float32)
-
-
-def test_kv_cache_bytes_by_hand():
-    assert kv_cache_bytes(1024, 256, num_layers=2, dtype=np.float32) == 2 * 2 * 1024 * 256 * 4
-    assert kv_cache_bytes(10, 8, dtype=np.float64) == 2 * 10 * 8 * 8
 
 
 # ---- 第 5 章：多头注意力的计算量和参数个数与头数无关
@@ -135,6 +116,19 @@ def test_cost_independent_of_heads(T, D):
     assert multi_head_parameters(D, 8, bias=True) == 4 * D * D + 4 * D
 
 
+# ---- 字节数搬到了 memory.py：老的写法照样能用
+
+def test_byte_counts_are_still_reachable_from_costs():
+    """notebook（第 7 章）和第 7 章的图写的是 ``tl.costs.kv_cache_bytes``、``tl.costs.score_matrix_bytes``。"""
+    import transformer_lab as tl
+    from transformer_lab.lessons import memory
+
+    for name in ("score_matrix_bytes", "kv_cache_bytes", "MAX_N"):
+        assert getattr(tl.costs, name) is getattr(memory, name) and name in costs.__all__
+    c = costs.layer_costs(300, 8)
+    assert (c["scores_float32"], c["scores_float16"]) == (memory.score_matrix_bytes(300), 300 * 300 * 2)
+
+
 # ---- 坏输入
 
 VE, TE = ValueError, TypeError
@@ -143,9 +137,6 @@ ERROR_CASES = [
     ("layer-n-too-big", lambda: costs.layer_costs(costs.MAX_N + 1, 4), VE, r"n 必须在 \[1, 1048576\] 之内.*1048577"),
     ("layer-d-too-big", lambda: costs.layer_costs(4, costs.MAX_D + 1), VE, r"d 必须在 \[1, 65536\] 之内.*65537"),
     ("layer-d-float", lambda: costs.layer_costs(4, 2.0), TE, r"d 必须是正整数.*float 2\.0"),
-    ("scores-dtype", lambda: costs.score_matrix_bytes(4, "int8"), VE, r"dtype 必须是 float64、float32、float16 之一.*'int8'"),
-    ("scores-dtype-junk", lambda: costs.score_matrix_bytes(4, "浮点"), VE, r"dtype 必须是.*'浮点'"),
-    ("scores-heads-zero", lambda: costs.score_matrix_bytes(4, heads=0), VE, r"heads 必须是正整数"),
     ("ffn-d_ff-negative", lambda: costs.feedforward_multiply_adds(4, 2, d_ff=-1), VE, r"d_ff 必须是正整数"),
     ("macs-rnn-0", lambda: costs.rnn_multiply_adds(0, 2, 2), VE, r"T 必须是正整数.*0"),
     ("macs-rnn-d_h-float", lambda: costs.rnn_multiply_adds(2, 2, 2.5), TE, r"d_h 必须是正整数.*2\.5"),
@@ -153,8 +144,6 @@ ERROR_CASES = [
     ("macs-att-d_v-bool", lambda: costs.attention_multiply_adds(2, 4, d_v=True), TE, r"d_v 必须是正整数.*bool"),
     ("mults-T-zero", call(decode_multiply_adds, 0, 4, cached=True), VE, r"T 必须是正整数.*收到的是 0"),
     ("mults-cached-int", call(decode_multiply_adds, 4, 4, cached=1), TE, r"cached 必须是 bool.*int 1"),
-    ("bytes-layers-zero", call(kv_cache_bytes, 4, 4, num_layers=0), VE, r"num_layers 必须是正整数.*收到的是 0"),
-    ("bytes-dtype-int", call(kv_cache_bytes, 4, 4, dtype=np.int8), VE, r"dtype 必须是 float64、float32、float16 之一.*int8"),
     ("cost-divisible", lambda: multi_head_multiply_adds(4, 10, 3), VE, "整除"),
     ("params-divisible", lambda: multi_head_parameters(10, 4), VE, "整除"),
     ("params-type", lambda: multi_head_parameters(8.0, 2), TE, "D"),

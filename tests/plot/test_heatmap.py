@@ -26,6 +26,28 @@ def test_labelled_heatmap_can_skip_zeros():
     assert [t.get_text() for t in heat.image.axes.get_xticklabels()] == ["c1", "c2", "c3"]
 
 
+def test_colorbar_below_moves_the_one_colorbar_under_the_map():
+    fig, (ax,) = plot.new_figure(3.6, 4.0)
+    heat = plot.attention_heatmap(np.eye(3), ["a", "b", "c"], ax=ax)
+    plot.heatmap.colorbar_below(heat)
+    (bar,) = [a for a in fig.axes if a is not ax]  # 还是只有一个色条
+    assert heat.image.colorbar.ax is bar and bar.xaxis.get_visible() and heat.image.colorbar.orientation == "horizontal"
+    fig.canvas.draw()
+    assert bar.get_position().y1 < ax.get_position().y0  # 在热力图下面
+
+
+def test_column_pointer_points_from_the_band_above_to_the_top_of_a_column():
+    fig, (ax,) = plot.new_figure(3.6, 3.0)
+    ax.imshow(np.zeros((4, 6)))
+    ax.set_ylim(3.5, -3.0)  # 表的上方留一条空白带
+    left = plot.heatmap.column_pointer(ax, "第 0 列", 0, (0, -2.0), "left", -1)
+    right = plot.heatmap.column_pointer(ax, "最后一列", 5, (5.5, -1.0), "right", 3)
+    assert left.xy == (0, -0.5) and right.xy == (5, -0.5)  # 第 0、5 列的顶边
+    assert (left.get_text(), left.xyann, left.get_zorder()) == ("第 0 列", (0, -2.0), -1)
+    assert left.arrowprops["relpos"] == (0.0, 0.0) and right.arrowprops["relpos"] == (1.0, 0.0)  # 从文字的哪一角出发
+    assert (right.get_ha(), right.get_va(), right.get_fontsize()) == ("right", "bottom", 9.0)
+
+
 VE = ValueError
 ERROR_CASES = [
     ("heatmap-inf", call(lambda: tl.plotting.attention_heatmap(np.array([[np.inf]]), ["a"])), VE, r"weights 含有 inf"),

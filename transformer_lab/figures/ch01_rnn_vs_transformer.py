@@ -9,9 +9,12 @@ from matplotlib.ticker import NullLocator
 from .. import _validation as check
 from ..core.attention import scaled_dot_product_attention
 from ..core.rnn import input_jacobians, random_rnn
+from ..plot.axes import log_y_axes
+from ..plot.checks import increasing_ints, positive_series
 from ..plot.figure import MIN_FONT_PT
-from ..plot.heatmap import attention_heatmap, text_color
+from ..plot.heatmap import attention_heatmap, colorbar_below, text_color
 from ..plot.lines import line_plot
+from ..plot.text import title_number
 from ..widgets.explorable import Explorable, Slider
 
 __all__ = ["rnn_memory_decay", "queue_vs_direct", "timing_curves", "direct_attention_map"]
@@ -20,42 +23,9 @@ GAIN_GRID = (0.5, 0.8, 0.9, 1.0, 1.5, 2.0)
 INPUT_GRID = (0.1, 0.5, 1.0)
 T_GRID = (4, 8, 16, 32, 48, 64)
 MAX_T, MAX_WIDTH, MAX_GAIN, MAX_INPUT = 256, 64, 4.0, 10.0  # 构造参数的上限：图的纵轴范围和几秒内画完
+TOO_STEEP = "再大曲线就超出纵轴、甚至溢出"  # gain、input_scale 为什么有上限（写在报错里）
 _RNN_COLOR, _LINEAR_COLOR, _ATTN_COLOR = "#b5367a", "#7f7f7f", "#31688e"
 TITLE_PT = 10  # 子图标题的字号；总标题大 1 号。最小的字（图例、刻度旁的注释）是 MIN_FONT_PT = 9
-
-
-def _num(value: float) -> str:
-    """标题里的数：0.01 到 1000 之间写 3 位有效数字，太大太小写成 1.0e-08（= 1.0 × 10 的 −8 次方）。
-
-    不用 mathtext：拖动滑块时标题每次都是新字符串，解析 mathtext 每次要好几毫秒。
-    """
-    return f"{value:.3g}" if 0.01 <= abs(value) < 1000 else f"{value:.1e}"
-
-
-def _int_between(n: object, name: str, low: int, high: int) -> int:
-    n = check.positive_int(n, name)
-    if not low <= n <= high:
-        raise ValueError(f"{name} 必须在 [{low}, {high}] 之内，收到的是 {n}。")
-    return n
-
-
-def _real_up_to(x: object, name: str, high: float) -> float:
-    x = check.positive_real(x, name)
-    if x > high:
-        raise ValueError(f"{name} 必须在 (0, {high:g}] 之内（再大曲线就超出纵轴、甚至溢出），收到的是 {x:g}。")
-    return x
-
-
-def _style(ax, xlabel, ylabel, xlim, ylim, yticks):
-    """对数纵轴、固定范围（各帧可比）；只标几个刻度、不画次刻度（拖动滑块时重绘更快）。"""
-    ax.set_yscale("log")
-    ax.set_xlim(*xlim)
-    ax.set_ylim(*ylim)
-    ax.set_yticks(yticks)
-    ax.yaxis.set_minor_locator(NullLocator())
-    ax.set_xlabel(xlabel)
-    ax.set_ylabel(ylabel)
-    ax.grid(alpha=0.3, axis="y")
 
 
 class _MemoryView:
@@ -77,15 +47,15 @@ class _MemoryView:
         self.infl_lin = left.plot(self.t, self.t, "--", color=_LINEAR_COLOR, lw=1.5,
                                   label=r"去掉 tanh（线性）：影响力正好 $\propto g^{t-1}$")[0]
         left.axhline(1.0, color="black", lw=0.8, zorder=1.5)  # 压在曲线下面：拖动时曲线重画在上层
-        _style(left, "第 t 步", r"影响力 $\|\partial h_t/\partial x_1\|$", (1, T), (1e-30, 1e20),
-               [10.0**k for k in range(-30, 21, 10)])
+        log_y_axes(left, "第 t 步", r"影响力 $\|\partial h_t/\partial x_1\|$", (1, T), (1e-30, 1e20),
+                   [10.0**k for k in range(-30, 21, 10)])
         self.size = right.plot(self.t, self.t, "-", color=_RNN_COLOR, lw=2)[0]
         self.size_lin = right.plot(self.t, self.t, "--", color=_LINEAR_COLOR, lw=1.5)[0]
         right.axhline(np.sqrt(d_h), color=_RNN_COLOR, lw=0.8, ls=":", zorder=1.5)
         right.text(T, np.sqrt(d_h) * 2.2, rf"tanh 的上限 $\sqrt{{d_h}}$ = {np.sqrt(d_h):.0f}（点线）", ha="right",
                    fontsize=MIN_FONT_PT, color=_RNN_COLOR)
         # 纵轴只到 1e4：有 tanh 的笔记不超过 4，看得清；去掉 tanh 又 g > 1 时虚线冲出上沿，末值写在小标题里。
-        _style(right, "第 t 步", r"笔记的大小 $\|h_t\|$", (1, T), (1e-2, 1e4), [10.0**k for k in range(-2, 5, 2)])
+        log_y_axes(right, "第 t 步", r"笔记的大小 $\|h_t\|$", (1, T), (1e-2, 1e4), [10.0**k for k in range(-2, 5, 2)])
         for ax in axes:  # 少画几个刻度和文字：拖动滑块时重绘更快
             ax.set_xticks([1, *range(20, T + 1, 20)])
         # 两张子图的线型相同，图例只放一个，放在图的下方（不挡曲线）；窄版一行一条
@@ -104,9 +74,9 @@ class _MemoryView:
             line.set_data(self.t, y)
         end = len(self.t)
         per_step = float((infl[-1] / infl[0]) ** (1.0 / (end - 1)))  # 平均每传一步乘上几：决定涨还是落
-        self.axes[0].set_title(f"第 1 个词的影响（t = {end}）\n有 tanh：{_num(infl[-1])}；去掉 tanh：{_num(infl_lin[-1])}",
-                               fontsize=TITLE_PT)
-        self.axes[1].set_title(f"笔记本身的大小（t = {end}）\n有 tanh：{size[-1]:.2f}；去掉 tanh：{_num(size_lin[-1])}",
+        self.axes[0].set_title(f"第 1 个词的影响（t = {end}）\n有 tanh：{title_number(infl[-1])}；"
+                               f"去掉 tanh：{title_number(infl_lin[-1])}", fontsize=TITLE_PT)
+        self.axes[1].set_title(f"笔记本身的大小（t = {end}）\n有 tanh：{size[-1]:.2f}；去掉 tanh：{title_number(size_lin[-1])}",
                                fontsize=TITLE_PT)
         trend = "大于 1，越传越大" if per_step > 1 else "小于 1，越传越小"
         if self.narrow:  # 手机：两行短句；"随机权重"写在正文里
@@ -143,8 +113,8 @@ def rnn_memory_decay(T: int = 60, d_in: int = 4, d_h: int = 16, seed: int = 1) -
     TypeError, ValueError
         ``T`` 不在 [2, 256] 之内、``d_in``/``d_h`` 不在 [1, 64] 之内，或 ``seed`` 不是非负整数。
     """
-    T = _int_between(T, "T", 2, MAX_T)
-    d_in, d_h = _int_between(d_in, "d_in", 1, MAX_WIDTH), _int_between(d_h, "d_h", 1, MAX_WIDTH)
+    T = check.int_in_range(T, "T", 2, MAX_T)
+    d_in, d_h = check.int_in_range(d_in, "d_in", 1, MAX_WIDTH), check.int_in_range(d_h, "d_h", 1, MAX_WIDTH)
     q, w_xh, x = random_rnn(T, d_in, d_h, np.random.default_rng(check.seed(seed)))
     return Explorable(
         view=_MemoryView,
@@ -204,7 +174,7 @@ class _QueueView:
         self.attn_line = right.plot([], [], "o-", color=_ATTN_COLOR, ms=3, lw=1.2,
                                     label=r"注意力：权重 $\alpha_{T,j}$（手工设计）")[0]
         # 纵轴下到 1e-15：右下角的图例压不到任何一条线（T = 64 时 RNN 最低的点约 4e-10）
-        _style(right, "第 j 个词", "占全部影响的比例", (0, T_max + 1), (1e-15, 5.0), [10.0**k for k in range(-15, 1, 3)])
+        log_y_axes(right, "第 j 个词", "占全部影响的比例", (0, T_max + 1), (1e-15, 5.0), [10.0**k for k in range(-15, 1, 3)])
         ticks = range(0, T_max + 1, 16 if T_max >= 32 else 4)  # 少画几个刻度：拖动滑块时重绘更快
         for ax in axes:
             ax.set_xticks(ticks)
@@ -224,8 +194,8 @@ class _QueueView:
         self.rnn_line.set_data(positions, rnn_share)
         self.attn_line.set_data(positions, attn)
         self.axes[0].set_title(f"RNN 要 {T} 轮，注意力 1 轮", fontsize=TITLE_PT)
-        self.axes[1].set_title(f"第 1 个词占第 {T} 个词所受影响的比例\nRNN {_num(rnn_share[0])}，注意力 {attn[0]:.2f}",
-                               fontsize=TITLE_PT)
+        self.axes[1].set_title(f"第 1 个词占第 {T} 个词所受影响的比例\n"
+                               f"RNN {title_number(rnn_share[0])}，注意力 {attn[0]:.2f}", fontsize=TITLE_PT)
         if self.narrow:
             self.suptitle.set_text(f"T = {T} 个词：排队传话 vs 一步直达\n（RNN 用随机权重，注意力是手工设计）")
         else:
@@ -257,8 +227,9 @@ def queue_vs_direct(T_max: int = 64, gain: float = 0.9, input_scale: float = 0.5
         ``T_max`` 不在 [8, 256] 之内（滑块至少要有 4 和 8 两个取值）、``gain`` 不在 (0, 4] 之内、
         ``input_scale`` 不在 (0, 10] 之内，或 ``seed`` 不是非负整数。
     """
-    T_max = _int_between(T_max, "T_max", T_GRID[1], MAX_T)
-    gain, input_scale = _real_up_to(gain, "gain", MAX_GAIN), _real_up_to(input_scale, "input_scale", MAX_INPUT)
+    T_max = check.int_in_range(T_max, "T_max", T_GRID[1], MAX_T)
+    gain = check.positive_real_up_to(gain, "gain", MAX_GAIN, TOO_STEEP)
+    input_scale = check.positive_real_up_to(input_scale, "input_scale", MAX_INPUT, TOO_STEEP)
     seed = check.seed(seed)
     grid = tuple(T for T in T_GRID if T <= T_max)
     q, w_xh, x = random_rnn(T_max, 4, 16, np.random.default_rng(seed))
@@ -314,17 +285,8 @@ def _check_timing(tim: object) -> tuple[np.ndarray, dict[str, np.ndarray]]:
     if missing:
         raise ValueError(f"tim 缺少键 {missing}：应有 'T'、'rnn'、'attention'、'rnn_batched'"
                          f"（tl.timing.time_rnn_vs_attention 的结果），收到的键是 {sorted(tim)}。")
-    lengths = check.as_real_array(tim["T"], "tim['T']")
-    if lengths.ndim != 1 or len(lengths) < 2 or np.any(lengths < 1) or np.any(lengths != np.round(lengths)) \
-            or np.any(np.diff(lengths) <= 0):
-        raise ValueError(f"tim['T'] 必须是至少 2 个、从小到大的正整数（测过的句子长度），收到的是 {tim['T']!r}。")
-    times = {}
-    for key in TIMING_KEYS:
-        t = check.as_real_array(tim[key], f"tim[{key!r}]")
-        if t.shape != lengths.shape or np.any(t <= 0):
-            raise ValueError(f"tim[{key!r}] 必须是 {len(lengths)} 个正数（每个长度一个用时，秒；对数坐标画不出 0），"
-                             f"收到的 shape={t.shape}、最小值 {t.min():g}。")
-        times[key] = t
+    lengths = increasing_ints(tim["T"], "tim['T']", "测过的句子长度")
+    times = {key: positive_series(tim[key], f"tim[{key!r}]", len(lengths), "每个长度一个用时，秒") for key in TIMING_KEYS}
     return lengths.astype(int), times
 
 
@@ -377,8 +339,7 @@ class _DirectView:
         heat = attention_heatmap(weights, list(tokens), ax=ax, title=title, annotate=not layout.narrow)
         ax.title.set_fontsize(TITLE_PT + 1)
         if layout.narrow:  # 手机：色条挪到下面，格子才够宽（约 0.28 英寸）写得下加框那一行的大权重（≥ 0.1）
-            heat.image.colorbar.remove()
-            fig.colorbar(heat.image, ax=ax, location="bottom", shrink=0.8, aspect=30)
+            colorbar_below(heat)
             for j in np.flatnonzero(weights[-1] >= 0.1):
                 ax.text(j, T - 1, f"{weights[-1, j]:.2f}", ha="center", va="center", fontsize=MIN_FONT_PT,
                         color=text_color(weights[-1, j], 1.0))

@@ -9,14 +9,14 @@
 from __future__ import annotations
 
 import numpy as np
-from matplotlib.axes import Axes
 from matplotlib.patches import Rectangle
 
 from .. import _validation as check
 from ..lessons.toy_sentences import FEATURES, discuss, sentence_names, sentence_text, toy_sentence, variant_names
-from ..plot.bars import weight_bars
-from ..plot.figure import MIN_FONT_PT
-from ..plot.heatmap import attention_heatmap, labelled_heatmap
+from ..plot.bars import horizontal_bars, weight_bars
+from ..plot.heatmap import attention_heatmap, colorbar_below, labelled_heatmap
+from ..plot.text import wrap_sentence
+from ..plot.ticks import slanted_ticks
 from ..widgets.explorable import Explorable, Slider
 
 __all__ = ["attention_explorer", "pronoun_shift", "feature_heatmap", "sentence_features"]
@@ -28,67 +28,6 @@ TITLE_PT = 10        # 子图标题；总标题大 1 号
 _PLAIN = "#31688e"   # viridis 的蓝
 _MARKED = "#e3702d"  # 橙色：要留意的那根柱子
 _GROUPS = (6, 9)     # FEATURES 的分组边界：名词是什么 | 代词线索 | 描述词
-_NARROW_LINE = 40    # 窄版一行最多放几个"半角宽"（汉字算 2 个）：11 pt 的字在 3.6 英寸里约放得下 46 个
-
-
-def _rotate_ticks(ax: Axes, labels: tuple[str, ...]) -> None:
-    ax.set_xticks(range(len(labels)), labels, rotation=45, ha="right", rotation_mode="anchor")
-
-
-def _width(text: str) -> int:
-    """一段字占几个"半角宽"：汉字和全角标点算 2 个。"""
-    return sum(1 if c.isascii() else 2 for c in text)
-
-
-def _wrap_sentence(text: str, width: int = _NARROW_LINE) -> str:
-    """把一句话在 ``width`` 个半角宽以内断成几行（手机上的标题）：英文在空格处断，中文在逗号后断。
-
-    Examples
-    --------
-    >>> print(_wrap_sentence("The animal didn't cross the street because it was too tired."))
-    The animal didn't cross the street
-    because it was too tired.
-    >>> print(_wrap_sentence("小明把苹果递给小红，因为她饿了"))
-    小明把苹果递给小红，因为她饿了
-    >>> print(_wrap_sentence("小明把苹果递给小红，因为她饿了", width=20))
-    小明把苹果递给小红，
-    因为她饿了
-    """
-    lines, line = [], ""
-    for word in text.replace("，", "， ").split(" "):
-        joined = f"{line} {word}" if line and line[-1] != "，" else line + word
-        if line and _width(joined) > width:
-            lines.append(line)
-            joined = word
-        line = joined
-    return "\n".join([*lines, line])
-
-
-class _HBars:
-    """横着的柱子：第 i 个词一根（从上往下按句子顺序），柱子右端写数。可用 ``set_values`` 换数据。"""
-
-    def __init__(self, ax: Axes, n: int, color: str = _PLAIN):
-        self.bars = ax.barh(range(n), np.zeros(n), color=color, height=0.7)
-        self.texts = [ax.text(0.0, i, "", va="center", ha="left", fontsize=MIN_FONT_PT) for i in range(n)]
-        ax.set_ylim(n - 0.5, -0.5)  # 第 1 个词在最上面
-        ax.set_xlim(0.0, 1.2)  # 右边留出写数的地方（权重最大是 1）
-        ax.set_xticks([0.0, 0.5, 1.0])
-
-    @property
-    def artists(self) -> list:
-        return [*self.bars, *self.texts]
-
-    def set_values(self, values: np.ndarray) -> None:
-        for bar, text, value in zip(self.bars, self.texts, values):
-            bar.set_width(value)
-            text.set_x(value + 0.02)
-            text.set_text(f"{value:.2f}")
-
-
-def _colorbar_below(fig, heat) -> None:
-    """手机上把热力图的色条从右边挪到下面：图窄，格子才留得宽。"""
-    heat.image.colorbar.remove()
-    fig.colorbar(heat.image, ax=heat.image.axes, location="bottom", shrink=0.8, aspect=30)
 
 
 class _ExplorerView:
@@ -99,25 +38,25 @@ class _ExplorerView:
         T = len(tokens)
         self.narrow = layout.narrow
         if layout.narrow:  # 12 个数横着排挤不下：柱子横过来，词竖着列在左边
-            self.bars = _HBars(axes[0], T)
+            self.bars = horizontal_bars(T, ax=axes[0])
             axes[0].set_yticks(range(T), tokens)
             axes[0].set_xlabel("注意力权重")
         else:  # 竖柱和右边矩阵的列（被关注的词）一一对应
             self.bars = weight_bars(np.zeros(T), list(self.tokens), ax=axes[0], color=_PLAIN, ylim=(0.0, 1.12))
-            _rotate_ticks(axes[0], self.tokens)
+            slanted_ticks(axes[0], self.tokens)
             axes[0].set_ylabel("注意力权重")
             for text in self.bars.texts:  # 柱子只有约 0.25 英寸宽，横着写的 "0.02" 会连成一串：竖着写
                 text.set_rotation(90)
         self.heat = attention_heatmap(np.zeros((T, T)), list(self.tokens), ax=axes[1], annotate=False)
         if layout.narrow:
             axes[1].set_xticks(range(T), tokens, rotation=90)
-            _colorbar_below(fig, self.heat)
+            colorbar_below(self.heat)
         else:
-            _rotate_ticks(axes[1], self.tokens)
+            slanted_ticks(axes[1], self.tokens)
         self.box = Rectangle((-0.5, -0.5), T, 1, fill=False, edgecolor="#d62728", linewidth=2.2)
         axes[1].add_patch(self.box)
         text = sentence_text(self.tokens)
-        fig.suptitle(f"{_wrap_sentence(text) if layout.narrow else text}\n（{ILLUSTRATIVE_NOTE}）", fontsize=TITLE_PT + 1)
+        fig.suptitle(f"{wrap_sentence(text) if layout.narrow else text}\n（{ILLUSTRATIVE_NOTE}）", fontsize=TITLE_PT + 1)
         self.axes = axes
         # 随滑块变化的图元：拖动时只重画它们（见 Explorable 的 blitting）
         self.artists = [*self.bars.artists, *self.heat.artists, self.box, axes[0].title, axes[1].title]
@@ -182,7 +121,7 @@ class _ShiftView:
         T = len(longest)
         self.narrow = layout.narrow
         if layout.narrow:
-            self.bars = [_HBars(ax, T) for ax in axes]
+            self.bars = [horizontal_bars(T, ax=ax) for ax in axes]
             for ax in axes:
                 ax.set_yticks(range(T), longest)
                 ax.tick_params(axis="y", labelcolor="none")
@@ -192,7 +131,7 @@ class _ShiftView:
         else:
             self.bars = [weight_bars(np.zeros(T), [""] * T, ax=ax, color=_PLAIN, ylim=(0.0, 1.12)) for ax in axes]
             for ax, bars in zip(axes, self.bars):
-                _rotate_ticks(ax, tuple(longest))
+                slanted_ticks(ax, tuple(longest))
                 ax.tick_params(axis="x", labelcolor="none")
                 for text in bars.texts:  # 柱子只有约 0.25 英寸宽：数竖着写
                     text.set_rotation(90)
@@ -212,7 +151,7 @@ class _ShiftView:
                 label.set_text(tokens[j])
             ax.set_title(title, fontsize=TITLE_PT)
         text = sentence_text(tokens)
-        self.suptitle.set_text(f"{_wrap_sentence(text) if self.narrow else text}\n（{ILLUSTRATIVE_NOTE}）")
+        self.suptitle.set_text(f"{wrap_sentence(text) if self.narrow else text}\n（{ILLUSTRATIVE_NOTE}）")
         return {"turn1": rows[0], "turn2": rows[1]}
 
 
@@ -298,7 +237,7 @@ class _FeatureView:
             if k < len(panels) - 1:  # 颜色上限相同：色条只留最后一张图的
                 heat.image.colorbar.remove()
             elif layout.narrow:
-                _colorbar_below(fig, heat)
+                colorbar_below(heat)
             self.heats.append(heat)
 
     def update(self):

@@ -16,9 +16,12 @@ from ..lessons.geometry import vector_2d, with_key_length
 from ..lessons.learned_glasses import chapter3_example
 from ..lessons.optim import as_run
 from ..plot.bars import weight_bars
+from ..plot.checks import square_weights
 from ..plot.figure import MIN_FONT_PT
 from ..plot.heatmap import attention_heatmap
 from ..plot.lines import scatter_vs_target
+from ..plot.text import clean_number, factor_text, wrap_title
+from ..plot.vectors import origin_arrow, vector_plane
 from ..widgets.explorable import Explorable, Slider
 
 __all__ = ["dot_vs_cosine", "key_length_attention", "swapped_glasses", "learned_glasses", "readout_scatter"]
@@ -30,33 +33,6 @@ Q_LENGTH = 2.0
 TITLE_PT = 10.5  # 标题；其余的字不小于 MIN_FONT_PT (9 pt)
 
 
-def _arrow(ax, tip, color, lw=2.5, zorder=3):
-    """从原点画到 ``tip`` 的箭头；之后改 ``.xy`` 就能移动箭头尖。"""
-    return ax.annotate("", xy=tuple(tip), xytext=(0.0, 0.0), zorder=zorder,
-                       arrowprops=dict(arrowstyle="-|>", color=color, lw=lw, mutation_scale=16, shrinkA=0, shrinkB=0))
-
-
-def _plane(ax, xlim, ylim, title):
-    """固定范围、等比例的坐标平面（每一帧都一样，方便比较）。"""
-    ax.set_xlim(*xlim)
-    ax.set_ylim(*ylim)
-    ax.set_aspect("equal")
-    ax.axhline(0, color="0.8", lw=0.8, zorder=0)
-    ax.axvline(0, color="0.8", lw=0.8, zorder=0)
-    ax.grid(alpha=0.25)
-    ax.set_title(title, fontsize=TITLE_PT)
-
-
-def _clean(x: float) -> float:
-    """去掉 cos 90° ≈ 6e-17 这类浮点残渣，免得图上出现 −0.00。"""
-    return float(np.round(x, 12)) + 0.0
-
-
-def _paren(x: float) -> str:
-    """乘式里的负数加括号：2 × (-0.87)。"""
-    return f"({x:.2f})" if x < 0 else f"{x:.2f}"
-
-
 class _DotCosineView:
     """左：q 与 k 两支箭头，以及 k 在 q 方向上的"影子"；右：点积和余弦随夹角变化的曲线。"""
 
@@ -65,13 +41,13 @@ class _DotCosineView:
         self.narrow = layout.narrow
         self.suptitle = fig.suptitle(" ", fontsize=TITLE_PT)
         q = vector_2d(Q_LENGTH, 0)
-        _plane(plane, (-3.4, 3.4), (-1.3, 3.4), "射箭打靶：$k$ 在 $q$ 方向上的“影子”")
+        vector_plane(plane, (-3.4, 3.4), (-1.3, 3.4), "射箭打靶：$k$ 在 $q$ 方向上的“影子”", TITLE_PT)
         self.shadow = plane.plot([], [], color=SHADOW_COLOR, lw=7, alpha=0.8, solid_capstyle="butt",
                                  label="影子（$k$ 投在 $q$ 上的长度）", zorder=2)[0]
         self.drop = plane.plot([], [], ":", color=SHADOW_COLOR, lw=1.5, zorder=2)[0]
-        self.q_arrow = _arrow(plane, q, Q_COLOR, lw=3)
+        self.q_arrow = origin_arrow(plane, q, Q_COLOR, lw=3)
         plane.text(q[0] + 0.1, -0.4, "$q$", color=Q_COLOR, fontsize=13, ha="center")
-        self.k_arrow = _arrow(plane, q, K_COLOR)
+        self.k_arrow = origin_arrow(plane, q, K_COLOR)
         self.k_label = plane.text(0, 0, "$k$", color=K_COLOR, fontsize=13, ha="center", va="center")
         self.arc = plane.plot([], [], color="0.3", lw=1)[0]
         self.theta_label = plane.text(0, 0, "θ", fontsize=11, ha="center", va="center", color="0.2")
@@ -96,8 +72,8 @@ class _DotCosineView:
 
     def update(self, angle, length):
         q, k = vector_2d(Q_LENGTH, 0), vector_2d(float(length), float(angle))
-        dot = _clean(q @ k)
-        cos = _clean(np.cos(np.deg2rad(float(angle))))
+        dot = clean_number(q @ k)
+        cos = clean_number(np.cos(np.deg2rad(float(angle))))
         self.k_arrow.xy = tuple(k)
         if float(angle) < 15 or float(angle) > 150:  # 贴着横轴时写在箭头尖上方（向左时也免得伸出左边框）
             tip = k + np.array([-0.1 if float(angle) < 15 else 0.1, 0.35])
@@ -117,7 +93,7 @@ class _DotCosineView:
         self.cos_dot.set_data([float(angle)], [cos])
         self.curve.set_title(f"点积 = {dot:.2f}，余弦相似度 = {cos:.2f}", fontsize=TITLE_PT)
         given = f"θ = {float(angle):.0f}°，$|q|$ = 2，$|k|$ = {float(length):.1f}"
-        product = f"2 × {float(length):.1f} × {_paren(cos)} = {dot:.2f}"
+        product = f"2 × {float(length):.1f} × {factor_text(cos)} = {dot:.2f}"
         self.suptitle.set_text(f"{given}\n$q\\cdot k$ = {product}" if self.narrow
                                else f"{given}：$q\\cdot k$ = $|q|\\,|k|\\cos\\theta$ = {product}")
         return {"q": q, "k": k, "dot": np.array([dot]), "cosine": np.array([cos]), "curve": curve}
@@ -169,15 +145,15 @@ class _KeyLengthView:
         self.narrow = layout.narrow
         self.bars_ax, self.suptitle = bars_ax, fig.suptitle(" ", fontsize=TITLE_PT)
         self.q = vector_2d(Q_LENGTH, 0)
-        _plane(plane, (-2.3, 3.3), (-0.9, 5.0), "一个查询 $q$、四个键" if layout.narrow else
-               "一个查询 $q$、四个键（手工设计的示意）")
-        q_arrow = _arrow(plane, self.q, Q_COLOR, lw=6, zorder=2)
+        vector_plane(plane, (-2.3, 3.3), (-0.9, 5.0), "一个查询 $q$、四个键" if layout.narrow else
+                     "一个查询 $q$、四个键（手工设计的示意）", TITLE_PT)
+        q_arrow = origin_arrow(plane, self.q, Q_COLOR, lw=6, zorder=2)
         plane.text(self.q[0] + 0.1, -0.45, "$q$", color=Q_COLOR, fontsize=13, ha="center")
         keys = _keys(KEY_BASE_LENGTH)
         self.arrows, self.labels = [], []
         for j, key in enumerate(keys):
             color = K_COLOR if j == CHANGING else K1_COLOR if j == 0 else OTHER_COLOR
-            self.arrows.append(_arrow(plane, key, color, lw=1.8 if j > CHANGING else 2.5, zorder=3))
+            self.arrows.append(origin_arrow(plane, key, color, lw=1.8 if j > CHANGING else 2.5, zorder=3))
             self.labels.append(plane.text(0, 0, f"$k_{j + 1}$", color=color, fontsize=12, ha="center", va="center"))
         names = [f"$k_{j + 1}$\n{a:.0f}°" for j, a in enumerate(KEY_ANGLES)]
         self.bars = weight_bars(np.zeros(len(KEY_ANGLES)), names, ax=bars_ax, color=OTHER_COLOR)
@@ -198,7 +174,7 @@ class _KeyLengthView:
         weights = weights[0]  # (S,)
         scores = keys @ self.q  # (S,)
         self.bars.set_values(weights)
-        cos = _clean(scores[CHANGING] / (Q_LENGTH * float(length)))
+        cos = clean_number(scores[CHANGING] / (Q_LENGTH * float(length)))
         self.bars_ax.set_title(f"$k_2$ 的长度 = {float(length):.1f}：点积 {scores[CHANGING]:.2f}"
                                f"（$k_1$ 是 {scores[0]:.2f}）\n$k_2$ 的余弦 {cos:.2f}（不变）", fontsize=TITLE_PT)
         share = f"同向的 $k_1$ 分到 {weights[0]:.2f}，偏 60° 的 $k_2$ 分到 {weights[CHANGING]:.2f}"
@@ -244,16 +220,6 @@ class _SwappedView:
         return dict(self.drawn)
 
 
-def _attention_matrix(w: object, name: str, tokens: tuple) -> np.ndarray:
-    w = check.as_real_array(w, name, min_ndim=2)
-    T = len(tokens)
-    if w.shape != (T, T):
-        raise ValueError(f"{name} 的形状必须是 (T, T) = ({T}, {T})（tokens 有 {T} 个词），收到的是 {w.shape}。")
-    if w.min() < 0 or w.max() > 1:
-        raise ValueError(f"{name} 是注意力权重，每个数都应在 [0, 1] 之内，收到的最小 {w.min() + 0.0:.3g}、最大 {w.max() + 0.0:.3g}。")
-    return w
-
-
 def swapped_glasses(weights: np.ndarray, swapped: np.ndarray, tokens,
                     titles=("原来的提问眼镜 $W_Q$", "两列对调后的 $W_Q$"),
                     note: str = "手工设计的示意，不是训练所得"):  # 静态图：不标 -> Explorable（那是 CATALOG 的登记标志）
@@ -282,11 +248,11 @@ def swapped_glasses(weights: np.ndarray, swapped: np.ndarray, tokens,
         ``titles`` 不是两个非空字符串；``note`` 不是非空字符串。
     """
     tokens = check.string_list(tokens, "tokens")
-    weights, swapped = _attention_matrix(weights, "weights", tokens), _attention_matrix(swapped, "swapped", tokens)
+    weights, swapped = square_weights(weights, "weights", len(tokens)), square_weights(swapped, "swapped", len(tokens))
     if not isinstance(titles, (list, tuple)) or len(titles) != 2:
         raise TypeError(f"titles 必须是两个字符串（两张热力图的标题），收到的是 {check.describe(titles)}。")
-    titles = tuple(_nonempty_text(t, f"titles[{i}]") for i, t in enumerate(titles))
-    note = _nonempty_text(note, "note")
+    titles = tuple(check.nonempty_text(t, f"titles[{i}]") for i, t in enumerate(titles))
+    note = check.nonempty_text(note, "note")
     return Explorable(
         view=_SwappedView, sliders=[],
         data={"weights": weights, "swapped": swapped, "tokens": tokens, "titles": titles, "note": note},
@@ -295,13 +261,6 @@ def swapped_glasses(weights: np.ndarray, swapped: np.ndarray, tokens,
              "行是提问的词，列是被看的词，颜色越亮权重越大，每个格子里写着权重。").replace("$", ""),
         size=(6.8, 3.3), ncols=2, narrow_size=(3.6, 6.6),
     )
-
-
-def _nonempty_text(s: object, name: str) -> str:
-    if not isinstance(s, str) or not s.strip():
-        raise (TypeError if not isinstance(s, str) else ValueError)(
-            f"{name} 必须是非空的字符串（写在图上），收到的是 {check.describe(s)}。")
-    return s
 
 
 # ---------------------------------------------------------------- V = K 实验的读出散点图（静态）
@@ -318,28 +277,11 @@ class _ReadoutView:
             scatter_vs_target(target, pred, ax=ax, title=f"{name}\n读出误差 = {errors[name]:.3f}", color=Q_COLOR,
                               xlabel=xlabel, ylabel="读者的回答")
             ax.title.set_fontsize(TITLE_PT)
-        fig.suptitle(_wrap_title(title) if layout.narrow else title, fontsize=TITLE_PT)
+        fig.suptitle(wrap_title(title) if layout.narrow else title, fontsize=TITLE_PT)
         self.drawn = {"target": target, **{f"prediction:{name}": pred for name, pred in predictions.items()}}
 
     def update(self):
         return dict(self.drawn)
-
-
-BREAK_AFTER, BREAK_BEFORE = "，。？！；：、）”", "（“"  # 标题在这些标点后面（前面）断行
-
-
-def _wrap_title(title: str, max_chars: int = 16) -> str:
-    """手机上的标题：超过 ``max_chars`` 个字时，在最靠近中间的标点处断成两行（已有换行就不动）。
-
-    >>> _wrap_title("“借到的书有几页？”每个点是一个书架（书的坐标为讲解设计）")
-    '“借到的书有几页？”每个点是一个书架\\n（书的坐标为讲解设计）'
-    """
-    if "\n" in title or len(title) <= max_chars:
-        return title
-    spots = [i + 1 for i, ch in enumerate(title[:-1]) if ch in BREAK_AFTER]
-    spots += [i for i, ch in enumerate(title) if ch in BREAK_BEFORE and i > 0]
-    cut = min(spots, key=lambda i: abs(i - len(title) / 2)) if spots else len(title) // 2
-    return f"{title[:cut]}\n{title[cut:]}"
 
 
 def readout_scatter(target: np.ndarray, predictions: dict[str, np.ndarray], errors: dict[str, float],
@@ -368,7 +310,7 @@ def readout_scatter(target: np.ndarray, predictions: dict[str, np.ndarray], erro
         ``title`` 不是非空字符串；数组有 NaN/inf 或长度与 ``target`` 不一。
     """
     _check_readout(predictions, errors)
-    title = _nonempty_text(title, "title")
+    title = check.nonempty_text(title, "title")
     target = check.as_real_array(target, "target")
     preds = {}
     for name, pred in predictions.items():

@@ -7,25 +7,24 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
-from matplotlib.patches import Rectangle
 
 from .. import _validation as check
 from ..core.attention import scaled_dot_product_attention
 from ..core.softmax import softmax
 from ..lessons.saturation import saturation_demo
 from ..plot.bars import weight_bars
-from ..plot.figure import CMAP, MIN_FONT_PT, NARROW_WIDTH, WIDE_WIDTH, new_figure
-from ..plot.heatmap import attention_heatmap, text_color
+from ..plot.checks import increasing_ints, positive_series, square_weights
+from ..plot.figure import MIN_FONT_PT
+from ..plot.heatmap import attention_heatmap
 from ..plot.lines import line_plot
+from ..plot.shape_diagram import cell_text, draw_four_steps, plan_four_steps
+from ..plot.ticks import log_ticks, spread_ticks
 from ..widgets.explorable import Explorable, Slider
 
 __all__ = ["sentence_attention", "four_steps_shapes", "variance_growth", "scaling_saturation"]
 
 TITLE_PT = 10.5  # 标题；其余的字不小于 MIN_FONT_PT (9 pt)
-STEP_COLOR = "#b5367a"
 
 
 # ---------------------------------------------------------------- 一句话的注意力热力图（静态）
@@ -67,15 +66,9 @@ def sentence_attention(weights: np.ndarray, tokens, sentence: str, note: str = "
         ``weights`` 不是有限实数的方阵、有数不在 [0, 1] 之内；``tokens`` 不是字符串列表或个数与行数不符；
         ``sentence``、``note`` 不是非空字符串。
     """
-    weights = check.as_real_array(weights, "weights", min_ndim=2)
     tokens = check.string_list(tokens, "tokens")
-    if weights.shape != (len(tokens), len(tokens)):
-        raise ValueError(f"weights 的形状必须是 (T, T) = ({len(tokens)}, {len(tokens)})（tokens 有 {len(tokens)} 个词），"
-                         f"收到的是 {weights.shape}。")
-    if weights.min() < 0 or weights.max() > 1:
-        raise ValueError(f"weights 是注意力权重，每个数都应在 [0, 1] 之内，收到的最小 {weights.min():.3g}、"
-                         f"最大 {weights.max():.3g}。")
-    sentence, note = _nonempty_text(sentence, "sentence"), _nonempty_text(note, "note")
+    weights = square_weights(weights, "weights", len(tokens))
+    sentence, note = check.nonempty_text(sentence, "sentence"), check.nonempty_text(note, "note")
     title = f"「{sentence}」的注意力权重\n（{note}）"
     return Explorable(
         view=_SentenceView, sliders=[], data={"weights": weights, "tokens": tokens, "title": title},
@@ -86,183 +79,17 @@ def sentence_attention(weights: np.ndarray, tokens, sentence: str, note: str = "
     )
 
 
-def _nonempty_text(s: object, name: str) -> str:
-    if not isinstance(s, str) or not s.strip():
-        raise (TypeError if not isinstance(s, str) else ValueError)(
-            f"{name} 必须是非空的字符串（写在图上），收到的是 {check.describe(s)}。")
-    return s
-
-
 # ---------------------------------------------------------------- 四步的形状图（静态）
 
 MAX_CELLS = 12  # 每个数组最多画 12 行、12 列：再多格子就太小了
-CELL_MAX = 0.4  # 格子边长的上限（英寸）；图放不下时按比例缩小
-NAME_PT = MIN_FONT_PT + 0.5  # 数组的名字和形状、步骤名
-LINE = NAME_PT * 1.25 / 72  # 一行这么大的字有多高（英寸）
-NAME_H = 2 * LINE + 0.1  # 数组下面写两行名字留的高度
-MARGIN = 0.08
-STEPS = ("① 点积", "② 缩放", "③ softmax", "④ 乘 V")
-
-
-def _text_width(texts, pt: float) -> float:
-    """这些字（``pt`` 磅）里最宽的一段有多宽（英寸）：用 matplotlib 真的排一次版来量。"""
-    fig, _ = new_figure(1.0, 1.0, dpi=72)
-    renderer = fig.canvas.get_renderer()
-    return max(fig.text(0, 0, t, fontsize=pt).get_window_extent(renderer).width for t in texts) / 72
-
-
-@dataclass(frozen=True)
-class _ShapePlan:
-    """四步形状图的一种版式：图的大小和格子边长（英寸），每个数组左上角的位置（y 朝下），词和箭头放在哪。"""
-
-    size: tuple[float, float]
-    cell: float
-    numbers: bool  # 格子里写不写数值
-    title: str
-    title_y: float
-    at: dict
-    names: dict
-    tokens: list  # ((x, y), 词, 对齐方式)
-    arrows: list  # (折线的顶点, 步骤名的位置, 步骤名, 对齐方式)
-
-
-def _plan_four_steps(q_shape, v_shape, query_tokens, key_tokens, numbers, narrow: bool) -> _ShapePlan:
-    """算出四步形状图在宽版或窄版里的排法（见 ``four_steps_shapes``）。
-
-    宽版三列：Q | Kᵀ、分数、缩放后、权重 | V、输出。窄版两列：上面 Q | Kᵀ、分数、缩放后；
-    下面权重 | V、输出（第 3 步的箭头从缩放后的分数拐到左下角的权重）。格子边长取放得下的最大值（≤ 0.4 英寸）。
-    """
-    (T, d_k), (S, d_v) = q_shape, v_shape
-    dims = {"q": (T, d_k), "k_t": (d_k, S), "scores": (T, S), "scaled": (T, S), "weights": (T, S), "v": (S, d_v),
-            "out": (T, d_v)}
-    names = {"q": f"查询 Q\n(T, $d_k$) = ({T}, {d_k})", "k_t": f"键的转置 $K^\\top$\n($d_k$, S) = ({d_k}, {S})",
-             "scores": f"分数 $QK^\\top$\n(T, S) = ({T}, {S})", "scaled": f"缩放后的分数（÷ √{d_k}）\n(T, S) = ({T}, {S})",
-             "weights": f"权重（每行和为 1）\n(T, S) = ({T}, {S})", "v": f"值 V\n(S, $d_v$) = ({S}, {d_v})",
-             "out": f"输出（新表示）\n(T, $d_v$) = ({T}, {d_v})"}
-    name_w = {k: _text_width(n.split("\n"), NAME_PT) for k, n in names.items()}
-    tok = _text_width([*query_tokens, *key_tokens], MIN_FONT_PT) + 0.05  # 行首的词占的宽度
-    key_w, step_w = _text_width(key_tokens, MIN_FONT_PT), _text_width(STEPS, NAME_PT)
-    across = _text_width((STEPS[0], STEPS[3]), NAME_PT)  # 横箭头上面的步骤名
-    limit = NARROW_WIDTH if narrow else WIDE_WIDTH
-    title = [f"四步的形状：T = {T} 个查询，S = {S} 个键和值", f"$d_k$ = {d_k}，$d_v$ = {d_v}（数字为讲解手工设计）"]
-    title = title if narrow else ["，".join(title)]
-    title_w = _text_width(title, TITLE_PT)
-    c = CELL_MAX
-    for _ in range(10):  # 格子边长定了，名字伸出数组多少才定；放不下就把格子缩小再排一次
-        over = {k: max(0.0, name_w[k] / 2 - dims[k][1] * c / 2) for k in dims}  # 名字比数组宽出的半边
-        middle = ("k_t", "scores", "scaled") + (() if narrow else ("weights",))
-        clear = max(0.15, max(over[k] for k in middle) + 0.06)  # 竖箭头离中间那一列多远：别穿过伸出来的名字
-        gap = max(across + 0.1, tok + 0.25, over["q"] + clear + 0.06)  # 两列之间：横箭头、V 左边的词
-        gap4 = max(gap, over["weights"] + over["out"] + 0.1)
-        x_q = MARGIN + max(tok, over["q"], over["weights"] if narrow else 0.0)
-        x_b = x_q + d_k * c + gap
-        x_c = (x_q + S * c + gap4) if narrow else (x_b + S * c + gap4)
-        right = max(x_b + S * c + max(over[k] for k in middle), x_c + d_v * c + max(over["v"], over["out"]),
-                    title_w + MARGIN) + MARGIN
-        if right <= limit + 1e-9:
-            break
-        c *= (limit - 2 * MARGIN) / (right - 2 * MARGIN) * 0.995
-    fits = _text_width(numbers, MIN_FONT_PT) + 0.03 <= c
-    rotate = key_w + 0.03 > c  # Kᵀ 每列上面的词比格子宽：竖着写
-    title += [] if fits else ["格子太小，不写数值"]
-    y_kt = MARGIN + len(title) * TITLE_PT * 1.3 / 72 + 0.1 + (key_w if rotate else LINE) + 0.06
-    y_scores = y_kt + d_k * c + NAME_H
-    y_scaled = y_scores + T * c + NAME_H + LINE + 0.05  # Q 的名字下面还要放第 2 步的步骤名
-    if narrow:
-        y_v = y_scaled + T * c + NAME_H + 0.1
-        y_w = y_v + S * c + NAME_H
-        at = {"weights": (x_q, y_w), "v": (x_c, y_v), "out": (x_c, y_w)}
-    else:
-        y_w = y_scaled + T * c + NAME_H + 0.1
-        y_v = y_w - NAME_H - S * c
-        at = {"weights": (x_b, y_w), "v": (x_c, y_v), "out": (x_c, y_w)}
-    at.update({"q": (x_q, y_scores), "k_t": (x_b, y_kt), "scores": (x_b, y_scores), "scaled": (x_b, y_scaled)})
-    shift = max(0.0, y_kt - LINE - y_v)  # V 很高时（宽版）会顶到标题：整张图往下挪
-    at = {k: (x, y + shift) for k, (x, y) in at.items()}
-    height = at["out"][1] + T * c + NAME_H + MARGIN
-    tokens = _token_spots(at, c, query_tokens, key_tokens, rotate)
-    arrows = _step_arrows(at, c, T, d_k, S, step_w, clear, narrow)
-    return _ShapePlan((round(float(right), 2), round(float(height), 2)), c, fits, "\n".join(title), MARGIN, at, names, tokens, arrows)
-
-
-def _token_spots(at, c, query_tokens, key_tokens, rotate):
-    """词写在哪：Q 和权重每一行的左边是提问的词，Kᵀ 每一列上面、V 每一行左边是被看的词。"""
-    left = {"ha": "right", "va": "center"}
-    spots = [((at[b][0] - 0.05, at[b][1] + (i + 0.5) * c), t, left)
-             for b in ("q", "weights") for i, t in enumerate(query_tokens)]
-    spots += [((at["v"][0] - 0.05, at["v"][1] + (j + 0.5) * c), t, left) for j, t in enumerate(key_tokens)]
-    above = {"ha": "center", "va": "bottom", "rotation": 90 if rotate else 0}
-    spots += [((at["k_t"][0] + (j + 0.5) * c, at["k_t"][1] - 0.04), t, above) for j, t in enumerate(key_tokens)]
-    return spots
-
-
-def _step_arrows(at, c, T, d_k, S, step_w, clear, narrow):
-    """四支箭头：第 1、4 步是横的（步骤名在上面），第 2、3 步是竖的（步骤名在左边）；窄版的第 3 步拐一个弯。"""
-    above, beside = {"ha": "center", "va": "bottom"}, {"ha": "right", "va": "center"}
-    (xq, yq), (xb, _), (_, y_scaled), (xw, yw), (xo, _) = (at[k] for k in ("q", "scores", "scaled", "weights", "out"))
-    y1, y4 = yq + T * c / 2, yw + T * c / 2
-    x_down = xb - clear  # 竖箭头在中间那一列的左边
-    arrows = [([(xq + d_k * c + 0.04, y1), (xb - 0.04, y1)], ((xq + d_k * c + xb) / 2, y1 - 0.04), STEPS[0], above),
-              ([(x_down, yq + T * c + 0.04), (x_down, y_scaled - 0.04)], (x_down - 0.06, y_scaled - 0.04 - LINE / 2),
-               STEPS[1], beside),
-              ([(xw + S * c + 0.04, y4), (xo - 0.04, y4)], ((xw + S * c + xo) / 2, y4 - 0.04), STEPS[3], above)]
-    if not narrow:
-        mid = (y_scaled + T * c + yw) / 2
-        return arrows[:2] + [([(x_down, y_scaled + T * c + 0.04), (x_down, yw - 0.04)], (x_down - 0.06, mid),
-                              STEPS[2], beside)] + arrows[2:]
-    y3 = y_scaled + T * c / 2
-    corner = min(xw + S * c / 2, x_down - 0.1)
-    mid = (y3 + yw) / 2
-    spot = ((corner - 0.06, mid), beside) if corner - 0.06 - step_w > MARGIN else ((corner + 0.06, mid),
-                                                                                 {"ha": "left", "va": "center"})
-    return arrows[:2] + [([(xb - 0.04, y3), (corner, y3), (corner, yw - 0.04)], spot[0], STEPS[2], spot[1])] + arrows[2:]
-
-
-def _cell_text(value: float) -> str:
-    """格子里的数：最多两位小数，去掉末尾的 0（2.00 → 2，0.50 → 0.5），不写 -0。"""
-    text = f"{value:.2f}".rstrip("0").rstrip(".")
-    return "0" if text == "-0" else text
 
 
 class _FourStepsView:
-    """按 ``_plan_four_steps`` 排好的位置画七个数组、四支箭头和词；一个坐标单位 = 1 英寸，y 轴朝下。"""
+    """按 ``plot.shape_diagram`` 排好的位置画七个数组、四支箭头和词（排法见 ``plan_four_steps``）。"""
 
     def __init__(self, fig, axes, layout, arrays, plans):
-        plan = plans[layout.name]
-        (ax,) = axes
-        fig.set_layout_engine("none")  # 位置全由 plan 算好：坐标轴占满整张图
-        ax.set_position((0.0, 0.0, 1.0, 1.0))
-        ax.set_xlim(0, plan.size[0])
-        ax.set_ylim(plan.size[1], 0)
-        ax.set_axis_off()
-        self.ax, self.plan, self.arrays = ax, plan, arrays
-        ax.text(plan.size[0] / 2, plan.title_y, plan.title, ha="center", va="top", fontsize=TITLE_PT)
-        for name in ("q", "k_t", "scores", "scaled", "weights", "v", "out"):  # 测试按这个顺序读 ax.images
-            self._block(name)
-        for (x, y), token, how in plan.tokens:
-            ax.text(x, y, token, fontsize=MIN_FONT_PT, **how)
-        for path, (x, y), label, how in plan.arrows:
-            if len(path) > 2:  # 拐弯的箭头：先画前几段直线，最后一段带箭头
-                ax.plot(*zip(*path[:-1]), color=STEP_COLOR, lw=1.8, solid_capstyle="butt")
-            ax.annotate("", xy=path[-1], xytext=path[-2],
-                        arrowprops=dict(arrowstyle="-|>", color=STEP_COLOR, lw=1.8, mutation_scale=12,
-                                        shrinkA=0, shrinkB=0))
-            ax.text(x, y, label, fontsize=MIN_FONT_PT + 0.5, color=STEP_COLOR, **how)
-
-    def _block(self, name):
-        """数组画在 plan 给的左上角，格子里写数值（放得下时），下面写名字和形状。"""
-        a, c, (x0, y0) = self.arrays[name], self.plan.cell, self.plan.at[name]
-        rows, cols = a.shape
-        m = float(np.max(np.abs(a))) or 1.0
-        self.ax.imshow(a, cmap=CMAP, vmin=-m if a.min() < 0 else 0.0, vmax=m, interpolation="nearest",
-                       extent=(x0, x0 + cols * c, y0 + rows * c, y0))
-        if self.plan.numbers:
-            for (i, j), value in np.ndenumerate(a):
-                self.ax.text(x0 + (j + 0.5) * c, y0 + (i + 0.5) * c, _cell_text(value), ha="center", va="center",
-                             fontsize=MIN_FONT_PT, color=text_color(value, m))
-        self.ax.add_patch(Rectangle((x0, y0), cols * c, rows * c, fill=False, edgecolor="0.2", lw=1.0))
-        self.ax.text(x0 + cols * c / 2, y0 + rows * c + 0.04, self.plan.names[name], ha="center", va="top",
-                     fontsize=MIN_FONT_PT + 0.5, linespacing=1.15)
+        draw_four_steps(axes[0], plans[layout.name], arrays)
+        self.arrays = arrays
 
     def update(self):
         return dict(self.arrays)
@@ -320,8 +147,8 @@ def four_steps_shapes(q: np.ndarray, k: np.ndarray, v: np.ndarray, query_tokens,
     weights = softmax(scaled, axis=-1)  # (T, S)
     arrays = {"q": q, "k_t": k.T, "scores": scores, "scaled": scaled, "weights": weights, "v": v,
               "out": weights @ v}  # out: (T, d_v)
-    numbers = [_cell_text(x) for a in arrays.values() for x in np.ravel(a)]
-    plans = {name: _plan_four_steps(q.shape, v.shape, query_tokens, key_tokens, numbers, narrow=name == "narrow")
+    numbers = [cell_text(x) for a in arrays.values() for x in np.ravel(a)]
+    plans = {name: plan_four_steps(q.shape, v.shape, query_tokens, key_tokens, numbers, narrow=name == "narrow")
              for name in ("wide", "narrow")}
     (T, d_k), S, d_v = q.shape, k.shape[0], v.shape[1]
     cells = "每个格子里写着它的数值" if all(p.numbers for p in plans.values()) else "格子放得下时写着数值"
@@ -347,35 +174,15 @@ class _VarianceView:
                  else f"点积的方差随 $d_k$ 增长（每个 $d_k$ 抽样 {samples} 对）")
         line_plot(dims, curves, ax=ax, xscale="log", yscale="log", title=title, xlabel="$d_k$", ylabel="方差")
         ax.title.set_fontsize(TITLE_PT)
-        shown = _spread_ticks(dims, 0.45 if layout.narrow else 0.25)  # 对数轴上太挤的刻度字去掉（最大的一个总留着）
+        shown = spread_ticks(dims, 0.45 if layout.narrow else 0.25)  # 对数轴上太挤的刻度字去掉（最大的一个总留着）
         ax.set_xticks(shown, [f"{d:g}" for d in shown])
-        ax.set_yticks(*_log_ticks(np.concatenate([raw_var, scaled_var])))
+        ax.set_yticks(*log_ticks(np.concatenate([raw_var, scaled_var])))
         ax.minorticks_off()
         ax.legend(loc="upper left", fontsize=MIN_FONT_PT)
         self.drawn = {"dims": dims, "raw_var": raw_var, "scaled_var": scaled_var}
 
     def update(self):
         return dict(self.drawn)
-
-
-def _spread_ticks(values: np.ndarray, decades: float) -> list[float]:
-    """从最大的值往小挑刻度：与上一个留下的相差不到 ``decades`` 个数量级 (log10) 的跳过。"""
-    kept = [float(values[-1])]
-    for x in values[-2::-1]:
-        if np.log10(kept[-1]) - np.log10(x) >= decades:
-            kept.append(float(x))
-    return kept[::-1]
-
-
-def _log_ticks(values: np.ndarray) -> tuple[list[float], list[str]]:
-    """纵轴刻度：范围里的 1、10、100……，再加上最大值的一位有效数字（例如 503 → 500），写成普通数字。"""
-    lo, hi = float(values.min()), float(values.max())
-    ticks = [10.0 ** e for e in range(int(np.floor(np.log10(lo))), int(np.floor(np.log10(hi))) + 1)
-             if lo / 1.5 <= 10.0 ** e <= hi * 1.5]
-    top = float(f"{hi:.0e}")
-    if not ticks or top >= 3 * ticks[-1]:
-        ticks.append(top)
-    return ticks, [f"{t:g}" for t in ticks]
 
 
 def variance_growth(dims, raw_var, scaled_var, samples: int):
@@ -400,16 +207,10 @@ def variance_growth(dims, raw_var, scaled_var, samples: int):
     TypeError, ValueError
         ``dims`` 不是至少两个、从小到大的正整数；方差不是同样长、有限的正数；``samples`` 不是正整数。
     """
-    dims = check.as_real_array(np.asarray(dims) if isinstance(dims, (list, tuple)) else dims, "dims")
-    if dims.ndim != 1 or len(dims) < 2 or np.any(dims < 1) or np.any(dims != np.round(dims)) or np.any(np.diff(dims) <= 0):
-        raise ValueError(f"dims 必须是至少两个、从小到大的正整数（d_k），收到的是 {dims.tolist()}。")
-    arrays = {}
-    for name, values in (("raw_var", raw_var), ("scaled_var", scaled_var)):
-        values = check.as_real_array(np.asarray(values) if isinstance(values, (list, tuple)) else values, name)
-        if values.shape != dims.shape or np.any(values <= 0):
-            raise ValueError(f"{name} 必须是 {len(dims)} 个正数（每个 d_k 一个方差；对数坐标画不出 ≤ 0 的数），"
-                             f"收到的 shape={values.shape}、最小值 {values.min():.3g}。")
-        arrays[name] = values
+    dims = increasing_ints(np.asarray(dims) if isinstance(dims, (list, tuple)) else dims, "dims", "d_k")
+    arrays = {name: positive_series(np.asarray(values) if isinstance(values, (list, tuple)) else values, name, len(dims),
+                                    "每个 d_k 一个方差")
+              for name, values in (("raw_var", raw_var), ("scaled_var", scaled_var))}
     samples = check.positive_int(samples, "samples")
     return Explorable(
         view=_VarianceView, sliders=[], data={"dims": dims, **arrays, "samples": samples},

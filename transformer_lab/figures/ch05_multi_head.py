@@ -10,6 +10,7 @@ from .. import _validation as check
 from ..lessons import runs as experiments
 from ..lessons.head_shapes import shape_trace
 from ..lessons.optim import as_run
+from ..plot.axes import blank
 from ..plot.figure import CMAP
 from ..plot.heatmap import attention_heatmap
 from ..widgets.explorable import Explorable, Slider
@@ -62,13 +63,6 @@ def _tracer_cell(narrow: bool, D: int, T: int) -> float:
     return min(min(h / D, 0.85 * w / (D if name == "W_O" else T)) for name, (_, _, w, h) in slots.items())
 
 
-def _blank(ax) -> None:
-    """不要坐标轴的子图。不用 ``ax.axis("off")``：局部重画时引擎会把仍标为可见的边框重画出来。"""
-    ax.set_xticks([]), ax.set_yticks([])
-    for spine in ax.spines.values():
-        spine.set_visible(False)
-
-
 class _ShapeTracerView:
     """一句话（4 个词）走过多头注意力：每个数组一张缩略图，下面写着它的形状。数组都画成"转置"的：D 方向朝下。
 
@@ -83,7 +77,7 @@ class _ShapeTracerView:
         ax.set_position((0, 0, 1, 1))
         ax.set_xlim(0, W), ax.set_ylim(Hfig, 0)
         ax.set_autoscale_on(False)
-        _blank(ax)
+        blank(ax)
         self.slots = _tracer_slots(layout.narrow)
         names = ["X", "Q", "K", "V", "concat", "W_O", "out"]
         self.images = {n: ax.imshow(np.zeros((2, 2)), cmap=CMAP, interpolation="nearest") for n in names}
@@ -94,7 +88,17 @@ class _ShapeTracerView:
         self.labels = {n: ax.text(0, 0, "", ha="center", va="top", fontsize=9, linespacing=1.15)
                        for n in [*names, "weights", "heads"]}
         self.ops = [ax.text(0, 0, op, ha="center", va="center", fontsize=12) for op in "×="]
-        for top, _, row, header in plan["rows"]:  # 行首的说明、宽版上方的分组：不随滑块变，画在下层
+        self._backdrop(ax, plan)
+        x, y, ha = plan["title"]
+        self.title = ax.text(x, y, " ", ha=ha, va="top", fontsize=10)
+        x, y, ha = plan["mix"]
+        self.mix = ax.text(x, y, " ", ha=ha, va="top", fontsize=9.5 if layout.narrow else 10)
+        self.artists = [*self.images.values(), *self.weights, *self.heads, *self.cuts.values(),
+                        *self.labels.values(), *self.ops, self.title, self.mix]
+
+    def _backdrop(self, ax, plan):
+        """不随滑块变的字和线，画在下层：行首的说明、宽版上方的分组线、图下的读法说明。"""
+        for top, _, row, header in plan["rows"]:
             if header:
                 ax.text(self.slots[row[0][0]][0], top - 0.08, header, fontsize=9.5, va="bottom", color="0.2",
                         zorder=-1)
@@ -105,12 +109,6 @@ class _ShapeTracerView:
             ax.text((x0 + x1) / 2, top - 0.14, text, ha="center", va="bottom", fontsize=9, color="0.2", zorder=-1)
         x, y, ha = plan["note"]
         ax.text(x, y, plan["note_text"], ha=ha, va="top", fontsize=9, color="0.35", zorder=-1)
-        x, y, ha = plan["title"]
-        self.title = ax.text(x, y, " ", ha=ha, va="top", fontsize=10)
-        x, y, ha = plan["mix"]
-        self.mix = ax.text(x, y, " ", ha=ha, va="top", fontsize=9.5 if layout.narrow else 10)
-        self.artists = [*self.images.values(), *self.weights, *self.heads, *self.cuts.values(),
-                        *self.labels.values(), *self.ops, self.title, self.mix]
 
     def update(self, D, H):
         D, H = int(D), int(H)
@@ -244,7 +242,13 @@ class _TrainingView:
             for ax in axes[:2]:
                 ax.set_xlabel("被关注的词（键）")
         self.titles = [ax.set_title(" ", fontsize=9.5) for ax in axes[:2]]
-        curve = axes[2]
+        self.marker = self._losses(axes[2], runs, keys)
+        self.suptitle = fig.suptitle(" ", fontsize=10)
+        self.artists = [*self.maps[0].artists, *self.maps[1].artists, *self.titles, self.marker, self.suptitle]
+
+    @staticmethod
+    def _losses(curve, runs, keys):
+        """每次训练的损失曲线（对数刻度，图例在曲线下面空出的一条里）；返回标出当前步的圆点。"""
         for key, style in keys.items():
             run = runs[key]
             curve.plot(np.arange(len(run["losses"])), run["losses"], style[0], color=style[1], lw=1.6, label=style[2])
@@ -255,9 +259,7 @@ class _TrainingView:
         curve.set_ylabel("损失（均方误差）")
         curve.grid(alpha=0.3)
         curve.legend(fontsize=9, loc="lower left")
-        self.marker = curve.plot([], [], "o", color="black", ms=7, zorder=5)[0]
-        self.suptitle = fig.suptitle(" ", fontsize=10)
-        self.artists = [*self.maps[0].artists, *self.maps[1].artists, *self.titles, self.marker, self.suptitle]
+        return curve.plot([], [], "o", color="black", ms=7, zorder=5)[0]
 
     def update(self, step, **params):  # 分工图只有 step；对称性实验还有“起点”滑块 start
         run = self.runs[self.starts[params.get("start")]]  # starts：起点的取值（没有这个滑块时是 None）→ 哪次训练

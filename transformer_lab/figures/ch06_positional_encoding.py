@@ -11,23 +11,15 @@ from matplotlib.ticker import MaxNLocator
 from .. import _validation as check
 from ..core.positional import positional_frequencies, sinusoidal_positional_encoding
 from ..lessons.positions import binary_bits, offset_dot, rope_score_matrix
+from ..plot.axes import inch_axes
 from ..plot.figure import CMAP
+from ..plot.heatmap import column_pointer
 from ..widgets.explorable import Explorable, Slider
 
 __all__ = ["pe_table", "clock_hands", "relative_dot", "rope_scores"]
 
 SIN_COLOR, COS_COLOR = "#31688e", "#b5367a"
 T_GRID, D_GRID, POS_GRID = (16, 32, 64), (16, 32, 64), (0, 5, 10, 15)
-
-
-def _pointer(ax, text, col, xytext, ha, zorder):
-    """一支从文字指向第 ``col`` 列顶端的箭头（表的上方留了一条空白带放这些文字，与热力图不重叠）。
-
-    箭头从文字底边靠 ``ha`` 那一角出发（左对齐从左下角，右对齐从右下角）。
-    """
-    return ax.annotate(text, xy=(col, -0.5), xytext=xytext, fontsize=9, ha=ha, va="bottom", zorder=zorder,
-                       arrowprops=dict(arrowstyle="->", color="0.2", lw=1, shrinkA=0, shrinkB=0, patchA=None,
-                                       relpos=(1.0 if ha == "right" else 0.0, 0.0)))
 
 
 def _pe_formula(d_model, narrow):
@@ -54,21 +46,33 @@ class _TableView:
             grid = fig.add_gridspec(2, 2, width_ratios=(1.05, 1))
             for ax, spec in zip(axes, (grid[:, 0], grid[0, 1], grid[1, 1])):
                 ax.set_subplotspec(spec)
+        self._table(fig, heat, layout.narrow)
+        self._curves(curves)
+        self._vector(vec)
+        self.suptitle = fig.suptitle(" ", fontsize=10)
+        self.artists = [self.image, self.row, *self.lines, self.cursor, self.stems, self.sin_dots, self.cos_dots,
+                        *self.last_pairs.values(), heat.title, vec.title, self.suptitle]
+
+    def _table(self, fig, heat, narrow):
+        """PE 表的热力图，上方一条空白带写三支箭头的说明（最后一对的箭头随 d_model 移动）。"""
         self.image = heat.imshow(np.zeros((2, 2)), cmap=CMAP, vmin=-1, vmax=1, aspect="auto", interpolation="nearest")
         fig.colorbar(self.image, ax=heat, shrink=0.8, ticks=(-1, -0.5, 0, 0.5, 1))
         self.row = heat.axhline(0, color="white", lw=1.5, ls="--")
         heat.set_xlim(-0.5, max(D_GRID) - 0.5)
-        self.band = band = 20 if layout.narrow else 15  # 上方留一条空白带（约 0.55 英寸）写箭头的说明
+        self.band = band = 20 if narrow else 15  # 上方留一条空白带（约 0.55 英寸）写箭头的说明
         heat.set_ylim(max(T_GRID) - 0.5, -band)
         heat.set_yticks([0, 16, 32, 48, 63])
         heat.set_xticks([0, 16, 32, 48, 63])
         # 前两支箭头不变，放在热力图下层（zorder -1），拖动时不必重画；最后一对的箭头随 d_model 移动
-        _pointer(heat, "第 0 列：sin", 0, (0, -0.65 * band), "left", -1)
-        _pointer(heat, "第 1 列：cos", 1, (5, -0.25 * band), "left", -1)
+        column_pointer(heat, "第 0 列：sin", 0, (0, -0.65 * band), "left", -1)
+        column_pointer(heat, "第 1 列：cos", 1, (5, -0.25 * band), "left", -1)
         # 最后一对的箭头随 d_model 移动：表宽时说明写在箭头左边（右对齐），表窄时写在右边；两支备好，只显示一支
-        self.last_pairs = {ha: _pointer(heat, " ", 30, (63, -0.25 * band), ha, 3) for ha in ("left", "right")}
+        self.last_pairs = {ha: column_pointer(heat, " ", 30, (63, -0.25 * band), ha, 3) for ha in ("left", "right")}
         heat.set_ylabel("位置 p（第几个词）")
         heat.set_xlabel("维度：偶数列 2i 放 sin\n奇数列 2i+1 放 cos")
+
+    def _curves(self, curves):
+        """几列（第 0、1、2 维和中间一维）随位置变化的曲线，一条竖虚线标出选中的位置。"""
         styles = [("第 0 维 sin", SIN_COLOR, "-"), ("第 1 维 cos", COS_COLOR, "-"),
                   ("第 2 维 sin", SIN_COLOR, "--"), ("中间 sin（慢）", "#35b779", "-")]
         self.lines = [curves.plot([], [], ls, color=c, lw=1.6, label=lab)[0] for lab, c, ls in styles]
@@ -80,6 +84,9 @@ class _TableView:
         curves.set_title("几列随位置变化的曲线", fontsize=10)
         curves.legend(loc="upper center", fontsize=9, ncol=2, handlelength=1.5, columnspacing=1.0,
                       borderaxespad=0.2).set_zorder(0.5)  # 图例在曲线下层：拖动时不重画它
+
+    def _vector(self, vec):
+        """选中位置的整条编码向量：每一维一根竖线，偶数维（sin）画圆点、奇数维（cos）画方块。"""
         self.stems = LineCollection([], colors="0.6", lw=1, zorder=2)
         vec.add_collection(self.stems)
         self.sin_dots = vec.plot([], [], "o", color=SIN_COLOR, ms=3.5, label="sin：偶数维")[0]
@@ -91,9 +98,6 @@ class _TableView:
         vec.set_xlabel("维度下标")
         vec.legend(loc="upper center", fontsize=9, ncol=2, handlelength=1.0, columnspacing=1.0,
                    borderaxespad=0.2).set_zorder(0.5)
-        self.suptitle = fig.suptitle(" ", fontsize=10)
-        self.artists = [self.image, self.row, *self.lines, self.cursor, self.stems, self.sin_dots, self.cos_dots,
-                        *self.last_pairs.values(), heat.title, vec.title, self.suptitle]
 
     def update(self, T, d_model, position):
         T, d_model, p = int(T), int(d_model), int(round(float(position)))
@@ -152,25 +156,6 @@ def pe_table(base: float = 10000.0) -> Explorable:
 CLOCK_D, CLOCK_BITS, CLOCK_POSITIONS = 16, 5, tuple(range(32))
 
 
-def _blank(ax) -> None:
-    """不要坐标轴的子图。不用 ``ax.axis("off")``：局部重画时引擎会把仍标为可见的边框重画出来。"""
-    ax.set_xticks([])
-    ax.set_yticks([])
-    for spine in ax.spines.values():
-        spine.set_visible(False)
-
-
-def _inch_axes(ax, size, box) -> None:
-    """把子图放在图上的 ``box`` = (左, 上, 宽, 高)（英寸，从左上角量），坐标就用英寸、y 朝下：排版可控，字号不随图缩放。"""
-    (W, H), (x0, y0, w, h) = size, box
-    ax.set_position((x0 / W, 1 - (y0 + h) / H, w / W, h / H))
-    ax.set_xlim(x0, x0 + w)
-    ax.set_ylim(y0 + h, y0)
-    ax.set_autoscale_on(False)
-    ax.patch.set_visible(False)  # 不画白底：两块挨着时，后画的一块不会盖住前一块伸出来的字
-    _blank(ax)
-
-
 def _clock_plan(narrow: bool) -> dict:
     """指针图的排版（英寸，y 朝下）：每根指针的圆心和半径，计数器每一位格子的左上角，各段文字的位置。
 
@@ -193,7 +178,7 @@ def _clock_plan(narrow: bool) -> dict:
 class _ClockView:
     """d_model = 16 的 8 根指针（指针尖 = (sin, cos) = (PE[p, 2i], PE[p, 2i+1])，12 点钟 = 位置 0）和 5 位二进制计数器。
 
-    排版见 ``_clock_plan``；两块都用英寸作坐标（``_inch_axes``）。
+    排版见 ``_clock_plan``；两块都用英寸作坐标（``plot.axes.inch_axes``）。
     """
 
     def __init__(self, fig, axes, layout, omega, bits):
@@ -201,40 +186,48 @@ class _ClockView:
         plan = self.plan = _clock_plan(layout.narrow)
         fig.set_layout_engine("none")  # 自己排版
         clocks, counter = axes
-        _inch_axes(clocks, plan["size"], plan["clocks"])
-        _inch_axes(counter, plan["size"], plan["counter"])
-        r = plan["r"]
+        inch_axes(clocks, plan["size"], plan["clocks"])
+        inch_axes(counter, plan["size"], plan["counter"])
         fig.text(0.5, 1 - 0.06 / plan["size"][1], plan["title"], ha="center", va="top", fontsize=10.5)
-        clocks.text(*plan["subtitle"], "第 i 根指针 = 第 2i、2i+1 维" + ("" if layout.narrow else "；指针尖 = (sin, cos)"),
+        self._clocks(clocks, plan, layout.narrow)
+        self._counter(counter, plan, layout.narrow)
+        self.artists = [*self.hands, *self.tips, *self.turns, *self.cells, *self.digits, self.counter_title]
+
+    def _clocks(self, clocks, plan, narrow):
+        """8 个钟面（圆、12 点钟的刻度、第几根）画在指针下层，拖动时不必重画；指针、指针尖、转了几圈随位置变。"""
+        r = plan["r"]
+        clocks.text(*plan["subtitle"], "第 i 根指针 = 第 2i、2i+1 维" + ("" if narrow else "；指针尖 = (sin, cos)"),
                     ha="center", va="top", fontsize=9.5, color="0.25", zorder=-1)
         self.hands, self.tips, self.turns = [], [], []
-        for i, (cx, cy) in enumerate(plan["centers"]):  # 不变的圆、刻度和文字画在指针下层，拖动时不必重画
+        for i, (cx, cy) in enumerate(plan["centers"]):
             clocks.add_patch(Circle((cx, cy), r, fill=False, color="0.6", lw=1.2, zorder=-1))
             clocks.plot([cx, cx], [cy - r, cy - 0.85 * r], color="0.4", lw=1.5, zorder=-1)  # 12 点钟 = 位置 0
             clocks.text(cx, cy - r - 0.06, f"i = {i}", ha="center", va="bottom", fontsize=10, zorder=-1)
-            self.hands.append(clocks.plot([cx, cx], [cy, cy - r], color=SIN_COLOR, lw=3.2 if layout.narrow else 2.6,
+            self.hands.append(clocks.plot([cx, cx], [cy, cy - r], color=SIN_COLOR, lw=3.2 if narrow else 2.6,
                                           solid_capstyle="round")[0])
             self.tips.append(clocks.plot([cx], [cy - r], "o", color=COS_COLOR, ms=5)[0])
             self.turns.append(clocks.text(cx, cy + r + 0.06, "", ha="center", va="top", fontsize=9))
         if plan["key"]:  # 窄版第 9 格空着：写怎么读指针
             clocks.text(*plan["key"], "指针尖：\n横坐标 = sin\n纵坐标 = cos\n顶上刻度 = 位置 0", ha="center", va="center",
                         fontsize=9, color="0.25", linespacing=1.4, zorder=-1)
+
+    def _counter(self, counter, plan, narrow):
+        """5 位二进制计数器：每一位一个格子（颜色和数字随位置变），旁边写第几位、几步一翻。"""
         self.cells, self.digits, size = [], [], plan["cell"]
         for j, (x, y) in enumerate(plan["bits"]):
             self.cells.append(counter.add_patch(Rectangle((x, y), size, size, color="0.85")))
             self.digits.append(counter.text(x + size / 2, y + size / 2, "0", ha="center", va="center", fontsize=14))
-            if layout.narrow:  # 格子下面写第几位、几步一翻；宽版写在格子右边
+            if narrow:  # 格子下面写第几位、几步一翻；宽版写在格子右边
                 counter.text(x + size / 2, y + size + 0.05, f"第 {j} 位\n{2 ** j} 步一翻", ha="center", va="top",
                              fontsize=9, zorder=-1)
             else:
                 counter.text(x + size + 0.1, y + size / 2, f"第 {j} 位：每 {2 ** j} 步翻一次", va="center", fontsize=9,
                              zorder=-1)
-        if not layout.narrow:
+        if not narrow:
             x, y = plan["bits"][0]
             counter.text(x, y + size + 0.1, "从上往下读，就是 p 的二进制", va="top", fontsize=9, color="0.25", zorder=-1)
         x, y, ha = plan["counter_title"]
         self.counter_title = counter.text(x, y, " ", ha=ha, va="top", fontsize=10)
-        self.artists = [*self.hands, *self.tips, *self.turns, *self.cells, *self.digits, self.counter_title]
 
     def update(self, position):
         p = int(round(float(position)))

@@ -1,36 +1,24 @@
-"""代价：数一数乘加次数 (multiply-adds) 和字节数——全书所有的"数数"都在这里。
+"""代价：数一数乘加次数 (multiply-adds) 和参数个数；占多少字节在 ``memory.py``（从这里也找得到）。
 
 每层的计算量：RNN 是 T·d²，注意力是 T²·d；多头注意力的乘加和参数个数（与头数无关）；第 7 章的计算器：
-前馈层 (feed-forward) 的乘加次数、n × n 分数表占多少内存、逐词生成时用不用 KV 缓存的乘加、KV 缓存的字节数，
-以及把它们一次算齐的 ``layer_costs``；第 10 章的真模型：整个 BERT 式编码器的参数个数 ``encoder_parameters``
-和 ``encoder_costs``（参数、权重字节、每个词元的乘加、KV 缓存）。只是数数，不运行任何计算；真正量用时在 ``timing.py``。
+前馈层 (feed-forward) 的乘加次数、逐词生成时用不用 KV 缓存的乘加，以及把一层的乘加和分数表的字节一次算齐的
+``layer_costs``；第 10 章的真模型：整个 BERT 式编码器的参数个数 ``encoder_parameters`` 和 ``encoder_costs``
+（参数、权重字节、每个词元的乘加、KV 缓存）。只是数数，不运行任何计算；真正量用时在 ``timing.py``。
 
-字节数的 ``dtype`` 统一写法：``"float32"`` 这样的名字或 ``np.float32`` 这样的 NumPy 类型都行。
+占多少内存（一张 n × n 分数表、KV 缓存）在 ``memory.py``：``score_matrix_bytes``、``kv_cache_bytes`` 和 ``MAX_N``
+也从这里导出，``tl.costs.kv_cache_bytes`` 这样的写法照样能用。
 """
 
 from __future__ import annotations
 
-import numpy as np
-
 from .. import _validation as check
+from .memory import MAX_N, itemsize, kv_cache_bytes, score_matrix_bytes
 
 __all__ = ["rnn_multiply_adds", "attention_multiply_adds", "feedforward_multiply_adds", "score_matrix_bytes",
            "layer_costs", "multi_head_multiply_adds", "multi_head_parameters", "decode_multiply_adds",
            "kv_cache_bytes", "encoder_parameters", "encoder_costs", "MAX_N", "MAX_D"]
 
-MAX_N, MAX_D = 2**20, 2**16  # 计算器接受的范围：n 到约一百万个词，d 到 65536
-_FLOATS = ("float64", "float32", "float16")
-
-
-def _itemsize(dtype: object) -> int:
-    """每个数占几个字节：``dtype`` 是 "float16"/"float32"/"float64" 或对应的 NumPy 类型。"""
-    try:
-        name = np.dtype(dtype).name if not isinstance(dtype, (bool, int, float)) else None
-    except TypeError:
-        name = None
-    if name not in _FLOATS:
-        raise ValueError(f"dtype 必须是 {'、'.join(_FLOATS)} 之一（名字或 NumPy 类型都行），收到的是 {dtype!r}。")
-    return np.dtype(name).itemsize
+MAX_D = 2**16  # 计算器接受的宽度：d 到 65536（序列长度 n 的上限 MAX_N 在 memory.py）
 
 
 def rnn_multiply_adds(T: int, d_in: int, d_h: int) -> int:
@@ -129,35 +117,6 @@ def feedforward_multiply_adds(T: int, d_model: int, d_ff: int | None = None) -> 
     T, d_model = check.positive_int(T, "T"), check.positive_int(d_model, "d_model")
     d_ff = 4 * d_model if d_ff is None else check.positive_int(d_ff, "d_ff")
     return 2 * T * d_model * d_ff
-
-
-def score_matrix_bytes(n: int, dtype: object = "float32", heads: int = 1) -> int:
-    """一张 n × n 注意力分数表占的字节数：n² × 每个数的字节数 × 头数 (heads)。
-
-    Parameters
-    ----------
-    n : int
-        序列长度，1 到 ``MAX_N``。
-    dtype : {"float64", "float32", "float16"} or the NumPy type
-    heads : int, default 1
-
-    Returns
-    -------
-    int
-
-    Raises
-    ------
-    TypeError, ValueError
-        ``n``、``heads`` 不是正整数或超出范围，或 ``dtype`` 不是三种浮点数之一。
-
-    Examples
-    --------
-    >>> score_matrix_bytes(1024, "float32")    # 1024 × 1024 × 4 = 4 MiB
-    4194304
-    """
-    n = check.int_in_range(n, "n", 1, MAX_N)
-    heads = check.positive_int(heads, "heads")
-    return n * n * _itemsize(dtype) * heads
 
 
 def layer_costs(n: int, d: int) -> dict[str, int]:
@@ -293,44 +252,6 @@ def decode_multiply_adds(T: int, d: int, cached: bool) -> int:
     return 3 * d * d * T * (T + 1) // 2 + 2 * d * (T * (T + 1) * (2 * T + 1) // 6)
 
 
-def kv_cache_bytes(n: int, d_model: int, num_layers: int = 1, dtype: object = "float32") -> int:
-    """KV 缓存占的内存：2 (k 和 v) × 层数 × 词数 n × d_model × 每个数的字节数。
-
-    Parameters
-    ----------
-    n : int
-        缓存的词数（上下文长度）。
-    d_model : int
-        每层的 k（或 v）一个词的长度之和（多头时 = H × d_k）。
-    num_layers : int, default 1
-    dtype : {"float64", "float32", "float16"} or the NumPy type, default "float32"
-
-    Returns
-    -------
-    int
-        字节数。
-
-    Raises
-    ------
-    TypeError
-        参数不是整数。
-    ValueError
-        参数不是正数，或 dtype 不是 float16/float32/float64。
-
-    Examples
-    --------
-    >>> kv_cache_bytes(1024, 256, num_layers=2, dtype="float32")    # 2 × 2 × 1024 × 256 × 4
-    4194304
-    >>> import numpy as np
-    >>> kv_cache_bytes(1024, 256, num_layers=2, dtype=np.float16)   # 半精度：减半（NumPy 类型也行）
-    2097152
-    """
-    n = check.positive_int(n, "n")
-    d_model = check.positive_int(d_model, "d_model")
-    num_layers = check.positive_int(num_layers, "num_layers")
-    return 2 * num_layers * n * d_model * _itemsize(dtype)
-
-
 def encoder_parameters(vocab_size: int, d_model: int, num_layers: int, d_ff: int, max_positions: int = 512,
                        type_vocab_size: int = 2, pooler: bool = False) -> dict[str, int]:
     """一个 BERT 式编码器（第 10 章的真模型）有多少个参数，分项数。
@@ -418,6 +339,6 @@ def encoder_costs(T: int, vocab_size: int, d_model: int, num_layers: int, num_he
     L, D = check.positive_int(num_layers, "num_layers"), check.positive_int(d_model, "d_model")
     params = encoder_parameters(vocab_size, D, L, d_ff, max_positions, type_vocab_size)
     per_layer = multi_head_multiply_adds(T, D, num_heads)["total"] + feedforward_multiply_adds(T, D, d_ff)
-    return {"parameters": params, "weight_bytes": params["total"] * _itemsize(dtype),
+    return {"parameters": params, "weight_bytes": params["total"] * itemsize(dtype),
             "multiply_adds": L * per_layer, "multiply_adds_per_token": L * per_layer // T,
             "kv_cache_bytes": kv_cache_bytes(T, D, L, dtype)}

@@ -1,4 +1,4 @@
-"""柱状图：一组权重（或分数），柱顶写数值。"""
+"""柱状图：一组权重（或分数），柱顶写数值；手机上词多时，柱子横过来画（数写在柱子右端）。"""
 
 from __future__ import annotations
 
@@ -8,10 +8,11 @@ import matplotlib
 import numpy as np
 from matplotlib.axes import Axes
 
+from .. import _validation as check
 from . import checks
 from .figure import MIN_FONT_PT, new_figure
 
-__all__ = ["Bars", "weight_bars"]
+__all__ = ["Bars", "weight_bars", "HorizontalBars", "horizontal_bars"]
 
 
 @dataclass
@@ -79,3 +80,59 @@ def weight_bars(
     ax.set_title(title)
     texts = [ax.text(i, v, f"{v:.2f}", ha="center", va="bottom", fontsize=MIN_FONT_PT) for i, v in enumerate(values)]
     return Bars(bars, texts)
+
+
+@dataclass
+class HorizontalBars:
+    """``horizontal_bars`` 画出的横柱和柱子右端的数字，可用 ``set_values`` 换数据。"""
+
+    bars: matplotlib.container.BarContainer
+    texts: list
+
+    @property
+    def artists(self) -> list:
+        """随数据变化的图元（给可交互图的局部重画用）。"""
+        return [*self.bars, *self.texts]
+
+    def set_values(self, values: np.ndarray) -> None:
+        """换一组同长度的数值（0 到 1 的权重），只改柱长和数字。"""
+        values = checks.values(values, "values", 1)
+        if len(values) != len(self.bars):
+            raise ValueError(f"values 的长度 {len(values)} 与画好的柱子数 {len(self.bars)} 不符。")
+        for bar, text, value in zip(self.bars, self.texts, values):
+            bar.set_width(value)
+            text.set_x(value + 0.02)
+            text.set_text(f"{value:.2f}")
+
+
+def horizontal_bars(n: int, ax: Axes | None = None, color: str = "#31688e") -> HorizontalBars:
+    """``n`` 根横着的柱子，第 i 根在第 i 行（第 1 根在最上面），先都是 0，用 ``set_values`` 填上权重。
+
+    一行权重有十几个数时，竖柱顶上的数在手机上挤不下：柱子横过来，词竖着列在左边（纵轴的刻度字由调用者写），
+    数写在柱子右端。横轴固定为 0 到 1.2（权重最大是 1，右边留出写数的地方）。
+
+    Parameters
+    ----------
+    n : int
+        柱子的根数。
+    ax : Axes, optional
+    color : str
+
+    Returns
+    -------
+    HorizontalBars
+
+    Raises
+    ------
+    TypeError, ValueError
+        ``n`` 不是正整数。
+    """
+    n = check.positive_int(n, "n")
+    if ax is None:
+        ax = new_figure(3.6, 0.3 * n + 1.0)[1][0]
+    bars = ax.barh(range(n), np.zeros(n), color=color, height=0.7)
+    texts = [ax.text(0.0, i, "", va="center", ha="left", fontsize=MIN_FONT_PT) for i in range(n)]
+    ax.set_ylim(n - 0.5, -0.5)  # 第 1 根在最上面
+    ax.set_xlim(0.0, 1.2)  # 右边留出写数的地方（权重最大是 1）
+    ax.set_xticks([0.0, 0.5, 1.0])
+    return HorizontalBars(bars, texts)

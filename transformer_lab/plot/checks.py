@@ -1,4 +1,5 @@
-"""画图输入的检查：数组有限、长度对得上（规则来自全包共用的 ``_validation``），文字不会弄坏 mathtext。
+"""画图输入的检查：数组有限、长度对得上（规则来自全包共用的 ``_validation``），文字不会弄坏 mathtext；
+几章共用的：热力图上的一句话的权重、对数图的横轴和纵轴。
 
 出错时抛出写明参数名的中文 ``TypeError``/``ValueError``，而不是 matplotlib 的英文报错或一张画坏的图。
 """
@@ -27,6 +28,34 @@ def values(x: object, name: str, ndim: int) -> np.ndarray:
     if arr.ndim != ndim:
         raise ValueError(f"{name} 必须是非空的 {ndim} 维数组，收到的 shape={arr.shape}。")
     return arr.astype(float)
+
+
+def square_weights(w: object, name: str, n: int) -> np.ndarray:
+    """要画成热力图的一句话的注意力权重：(n, n) 的有限实数 NumPy 数组（n = 词数），每个数在 [0, 1] 之内（颜色上限是 1）。"""
+    w = check.as_real_array(w, name, min_ndim=2)
+    if w.shape != (n, n):
+        raise ValueError(f"{name} 的形状必须是 (T, T) = ({n}, {n})（tokens 有 {n} 个词），收到的是 {w.shape}。")
+    if w.min() < 0 or w.max() > 1:
+        raise ValueError(f"{name} 是注意力权重，每个数都应在 [0, 1] 之内，收到的最小 {w.min() + 0.0:.3g}、"
+                         f"最大 {w.max() + 0.0:.3g}。")
+    return w
+
+
+def increasing_ints(x: object, name: str, what: str) -> np.ndarray:
+    """横轴上的取值：至少 2 个、从小到大的正整数（NumPy 数组），``what`` 说明它们是什么（写在报错的括号里）。"""
+    x = check.as_real_array(x, name)
+    if x.ndim != 1 or len(x) < 2 or np.any(x < 1) or np.any(x != np.round(x)) or np.any(np.diff(x) <= 0):
+        raise ValueError(f"{name} 必须是至少 2 个、从小到大的正整数（{what}），收到的是 {x.tolist()}。")
+    return x
+
+
+def positive_series(y: object, name: str, length: int, what: str) -> np.ndarray:
+    """对数纵轴上的一组数：``length`` 个有限正数的 NumPy 数组（每个横坐标一个），``what`` 说明它们是什么。"""
+    y = check.as_real_array(y, name)
+    if y.shape != (length,) or np.any(y <= 0):
+        raise ValueError(f"{name} 必须是 {length} 个正数（{what}；对数坐标画不出 ≤ 0 的数），"
+                         f"收到的 shape={y.shape}、最小值 {y.min():.3g}。")
+    return y
 
 
 def positive(x: object, name: str) -> float:

@@ -11,7 +11,7 @@ from matplotlib.axes import Axes
 from . import checks
 from .figure import CMAP, MIN_FONT_PT, new_figure
 
-__all__ = ["text_color", "Heatmap", "labelled_heatmap", "attention_heatmap"]
+__all__ = ["text_color", "Heatmap", "labelled_heatmap", "attention_heatmap", "colorbar_below", "column_pointer"]
 
 
 def text_color(value: float, vmax: float) -> str:
@@ -156,3 +156,21 @@ def attention_heatmap(
     heat.image.axes.set_xlabel("被关注的词（键 Key）")
     heat.image.axes.set_ylabel("提问的词（查询 Query）")
     return heat
+
+
+def colorbar_below(heat: Heatmap) -> None:
+    """把热力图的色条从右边挪到下面（手机上图窄，格子才留得宽）。"""
+    image = heat.image
+    image.colorbar.remove()
+    image.figure.colorbar(image, ax=image.axes, location="bottom", shrink=0.8, aspect=30)
+
+
+def column_pointer(ax: Axes, text: str, col: float, xytext: tuple[float, float], ha: str, zorder: float):
+    """一段说明和一支从它指向热力图第 ``col`` 列顶端的箭头，返回这个 ``Annotation``（之后可以改字、挪位置）。
+
+    说明写在数据坐标 ``xytext`` 处，放在表上方留出的空白带里（纵轴的上限要比 -0.5 更小），与热力图不重叠；
+    箭头从文字底边靠 ``ha`` 那一角出发（左对齐从左下角，右对齐从右下角）。
+    """
+    return ax.annotate(text, xy=(col, -0.5), xytext=xytext, fontsize=9, ha=ha, va="bottom", zorder=zorder,
+                       arrowprops=dict(arrowstyle="->", color="0.2", lw=1, shrinkA=0, shrinkB=0, patchA=None,
+                                       relpos=(1.0 if ha == "right" else 0.0, 0.0)))

@@ -1,0 +1,36 @@
+"""_validation.py 里几章的图共用的检查：写在图上的字、有上限的正实数（原来各自写在 figures/ch01、ch03、ch04 里）。
+
+其余的检查由用到它们的公开函数的报错表测（tests/core、tests/lessons ……）。
+"""
+
+import numpy as np
+
+from transformer_lab import _validation as check
+
+from conftest import call, error_table_test
+
+
+def test_nonempty_text_returns_the_text_unchanged():
+    for text in ("小猫睡了", " 前后有空格 ", "$d_k$"):
+        assert check.nonempty_text(text, "title") is text
+
+
+def test_positive_real_up_to_accepts_the_upper_bound_and_numpy_numbers():
+    assert check.positive_real_up_to(4, "gain", 4.0, "再大就溢出") == 4.0
+    assert check.positive_real_up_to(np.float32(0.5), "gain", 4.0, "再大就溢出") == 0.5
+    assert isinstance(check.positive_real_up_to(1, "gain", 4.0, "再大就溢出"), float)
+
+
+VE, TE = ValueError, TypeError
+ERROR_CASES = [
+    ("text-empty", call(check.nonempty_text, "", "note"), VE, r"^note 必须是非空的字符串（写在图上），收到的是 字符串 ''"),
+    ("text-blank", call(check.nonempty_text, " \n ", "title"), VE, r"^title 必须是非空的字符串"),
+    ("text-none", call(check.nonempty_text, None, "note"), TE, r"^note 必须是非空的字符串.*NoneType"),
+    ("text-list", call(check.nonempty_text, ["a"], "titles"), TE, r"^titles 必须是非空的字符串.*list"),
+    ("up-to-above", call(check.positive_real_up_to, 4.5, "gain", 4.0, "再大曲线就超出纵轴"), VE,
+     r"^gain 必须在 \(0, 4\] 之内（再大曲线就超出纵轴），收到的是 4\.5。"),
+    ("up-to-zero", call(check.positive_real_up_to, 0, "gain", 4.0, "再大就溢出"), VE, r"^gain 必须是有限的正实数 \(> 0\)"),
+    ("up-to-inf", call(check.positive_real_up_to, np.inf, "gain", 4.0, "再大就溢出"), VE, r"^gain 必须是有限的正实数"),
+    ("up-to-bool", call(check.positive_real_up_to, True, "gain", 4.0, "再大就溢出"), TE, r"^gain 必须是正实数.*bool"),
+]
+test_documented_errors = error_table_test(ERROR_CASES)
