@@ -7,7 +7,7 @@ import numpy as np
 
 from transformer_lab import _validation as check
 
-from conftest import call, error_table_test
+from helpers.errors import call, error_table_test
 
 
 def test_nonempty_text_returns_the_text_unchanged():

@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from transformer_lab.lessons.memory import FLOATS, MAX_N, itemsize, kv_cache_bytes, score_matrix_bytes
 
-from conftest import call, error_table_test
+from helpers.errors import call, error_table_test
 
 
 def test_itemsize_accepts_names_and_numpy_types():

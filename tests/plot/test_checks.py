@@ -6,7 +6,7 @@ import numpy as np
 from transformer_lab import plot
 from transformer_lab.plot import checks
 
-from conftest import call, error_table_test
+from helpers.errors import call, error_table_test
 
 
 def test_multi_line_title_with_math_logs_nothing(caplog):
