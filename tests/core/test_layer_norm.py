@@ -11,7 +11,7 @@ import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
-from transformer_lab.core.layer_norm import layer_norm, layer_norm_backward
+from transformer_lab.core.layer_norm import layer_norm, layer_norm_backward, normalize
 
 from conftest import call, error_table_test
 from helpers.gradcheck import assert_gradients_close, numeric_gradient
@@ -78,6 +78,22 @@ def test_layer_norm_backward_matches_finite_differences(shape, seed, eps):
     assert_gradients_close(grad_gamma, numeric_gradient(lambda a: loss(x, a, beta), gamma))
     assert_gradients_close(grad_beta, numeric_gradient(lambda a: loss(x, gamma, a), beta))
     np.testing.assert_allclose(grad_x.sum(axis=-1), 0, atol=1e-10)  # 整体平移 x 不改变输出
+
+
+@given(st.integers(0, 2**32 - 1), st.integers(-300, 300), st.sampled_from([1e-5, 1e-12, 1.0]))
+def test_the_ordinary_shortcut_is_the_same_arithmetic_as_the_careful_path(seed, power, eps):
+    """普通的行走几步直接的算术；批里只要有一行全是 0，整批就走逐行 np.where 的那条路。两条路逐位相同。"""
+    x = np.random.default_rng(seed).normal(size=(3, 6)) * 10.0**power
+    shortcut = normalize(x, eps)
+    careful = normalize(np.concatenate([x, np.zeros((1, 6))]), eps)  # 多一行 0：逼它走 np.where 那条路
+    np.testing.assert_array_equal(shortcut[0], careful[0][:3])
+    np.testing.assert_array_equal(shortcut[1], careful[1][:3])
+
+
+def test_the_shortcut_comparison_can_fail():
+    x = np.random.default_rng(0).normal(size=(3, 6))
+    plain = (x - x.mean(-1, keepdims=True)) / np.sqrt(x.var(-1, keepdims=True) + 1e-5)  # 不先除以 s 的写法
+    assert not np.array_equal(normalize(x, 1e-5)[0], plain)  # 舍入不同：逐位比较看得出来
 
 
 def test_float32_is_preserved():

@@ -135,18 +135,19 @@ def _residual(keep, x, fx, what):
     """残差连接 keep · x + F(x)（keep = 1 有直路，0 去掉）：两个有限数相加也可能溢出，那时报错而不是交出 inf。"""
     with np.errstate(over="ignore", invalid="ignore"):
         out = keep * x + fx  # (..., T, D)
-    return check.finite_result(out, what, check.OVERFLOW_HINT)
+    return out if np.isfinite(out).all() else check.finite_result(out, what, check.OVERFLOW_HINT)
 
 
 def encoder_layer_unchecked(x, p, H, mask, norm_first, eps, residual, activation="relu",
-                            attention=multi_head_attention_vjp_unchecked):
+                            attention=multi_head_attention_vjp_unchecked, with_backward=True):
     """一层的前向（输入已检查过）：返回 (中间结果字典, 反向函数)。反向函数返回 x 和 16 个参数的梯度。
 
     ``attention(x, kv, ws, bs, H, mask) -> (out, weights, backward)`` 是这一层里的多头注意力，默认就是
     ``multi_head_attention_vjp_unchecked``；``core/decoder.py`` 换成看 KV 缓存的版本，得到逐词生成的一步。
     ``activation`` 是前馈网络的激活函数（``"relu"`` 或 BERT 的 ``"gelu"``）。
+    ``with_backward=False`` 只做前向（逐词生成用）：同样的每一步、同样的算术，只是不接出这一层的反向函数，返回 (中间结果, None)。
     """
-    ws, bs = tuple(p[f"w_{n}"] for n in "qkvo"), tuple(p[f"b_{n}"] for n in "qkvo")
+    ws, bs = (p["w_q"], p["w_k"], p["w_v"], p["w_o"]), (p["b_q"], p["b_k"], p["b_v"], p["b_o"])
     ffn = (p["w_1"], p["b_1"], p["w_2"], p["b_2"])
     keep = 1.0 if residual else 0.0  # 残差那条直路：1 = 有，0 = 去掉（对照实验）
     if norm_first:  # pre-LN：h = x + MHA(LN₁(x))，out = h + FFN(LN₂(h))
@@ -157,6 +158,8 @@ def encoder_layer_unchecked(x, p, H, mask, norm_first, eps, residual, activation
         f, ffn_back = feed_forward_vjp_unchecked(n2, *ffn, activation)  # (..., T, D)
         out = _residual(keep, h, f, "第二个残差 h + FFN(LN₂(h))")  # (..., T, D)
         steps = {"x": x, "n1": n1, "a": a, "h": h, "n2": n2, "f": f, "out": out, "weights": weights}
+        if not with_backward:
+            return steps, None
 
         def backward(grad_out):
             grads = ffn_back(grad_out)
@@ -175,6 +178,8 @@ def encoder_layer_unchecked(x, p, H, mask, norm_first, eps, residual, activation
     v = _residual(keep, h, f, "第二个残差 h + FFN(h)")  # (..., T, D)
     out, ln2_back = layer_norm_vjp_unchecked(v, p["ln2_gamma"], p["ln2_beta"], eps)  # (..., T, D)
     steps = {"x": x, "a": a, "u": u, "h": h, "f": f, "v": v, "out": out, "weights": weights}
+    if not with_backward:
+        return steps, None
 
     def backward(grad_out):
         grads = {}
