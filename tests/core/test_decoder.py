@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from transformer_lab.core.attention import attend, causal_mask
 from transformer_lab.core import decoder
+from transformer_lab.core.attention import attend, causal_mask
 from transformer_lab.core.decoder import cached_attention, decoder_layer_step, decoder_layer_step_unchecked, layer_cache
 from transformer_lab.core.encoder import encoder_layer, init_encoder_params
 from transformer_lab.core.kv_cache import KVCache
