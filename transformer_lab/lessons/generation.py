@@ -10,7 +10,7 @@
 ``generate`` 用第 7 章的 KV 缓存（每层一个）：提示词一次读进去，之后每一步只读新来的那个字。提示词和之后的每个字
 走的是**同一条路**：模型的 ``feed_unchecked``，也就是每层一次 ``core.decoder.decoder_layer_step_unchecked``
 （第 8 章那一层，注意力看这一层的 ``KVCache``），再接输出端。模型、提示词、长度、三个旋钮在循环外检查一次，
-循环里不再重复检查。``generate_recompute`` 每一步把整段前文重新过一遍所有层（小 GPT 的整段前向 ``tiny_gpt.forward``，带因果掩码）
+循环里不再重复检查。``generate_recompute`` 每一步把整段前文重新过一遍所有层（小 GPT 的整段前向 ``tiny_gpt.hidden_states``，带因果掩码）
 ——结果相同（测试核对到 1e-12），只是慢得多。
 
 ``generate``（以及 ``generate_text``、``next_token_logits``、``generation_trace``、``checkpoint_samples``）只用到模型的
@@ -31,7 +31,7 @@ import numpy as np
 from .. import _validation as check
 from ..core.decoding import check_knobs, next_token_probs_unchecked
 from .corpus import decode, encode
-from .tiny_gpt import TinyGPT, forward
+from .tiny_gpt import TinyGPT, hidden_states, output_logits
 
 __all__ = ["generate", "generate_recompute", "generate_text", "next_token_logits", "generation_trace",
            "checkpoint_samples", "check_generator_model"]
@@ -144,7 +144,7 @@ def generate_recompute(model: TinyGPT, prompt: np.ndarray, num_new: int, rng: np
                        temperature: float = 0.0, top_k: int | None = None,
                        top_p: float | None = None) -> dict[str, np.ndarray]:
     """和 ``generate`` 一样写字，但不用缓存：每一步把整段前文重新过一遍所有层（小 GPT 的整段前向
-    ``tiny_gpt.forward``：第 8 章那一层带因果掩码，和训练时一样），只用最后一个位置的打分。
+    ``tiny_gpt.hidden_states``：第 8 章那一层带因果掩码，和训练时一样），只给最后一个位置打分。
 
     它是 ``generate`` 的独立对照（另一条计算路径：整段的因果掩码，而不是 KV 缓存）。参数、报错与 ``generate`` 相同；
     返回 ``tokens`` 和 ``probs``。同样的 ``rng`` 状态给出同样的字。
@@ -157,8 +157,8 @@ def generate_recompute(model: TinyGPT, prompt: np.ndarray, num_new: int, rng: np
     prompt, n, rng, knobs = _check_generation(model, prompt, num_new, rng, temperature, top_k, top_p)
     ids, probs = list(prompt), []
     for _ in range(n):
-        logits, _ = forward(model, np.array(ids))  # (t, V) 整段重算
-        p = next_token_probs_unchecked(logits[-1], *knobs)  # (V,) 只用最后一个位置
+        h, _ = hidden_states(model, np.array(ids))  # (t, D) 整段重算
+        p = next_token_probs_unchecked(output_logits(model, h[-1]), *knobs)  # (V,) 只给最后一个位置打分
         ids.append(_pick(p, rng, knobs[0] == 0))
         probs.append(p)
     return {"tokens": np.array(ids[prompt.size:]), "probs": np.stack(probs)}

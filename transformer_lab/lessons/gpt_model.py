@@ -26,7 +26,7 @@ from .. import _validation as check
 from ..core.decoder import decoder_layer_step_unchecked, layer_cache
 from ..core.encoder import PARAM_KEYS, init_encoder_params
 from ..core.kv_cache import KVCache
-from ..core.layer_norm import layer_norm_vjp_unchecked
+from ..core.layer_norm import layer_norm_forward_unchecked, layer_norm_vjp_unchecked
 from ..core.linear import linear_grads
 
 __all__ = ["GPTConfig", "TinyGPT", "EPS", "init_gpt", "layer_params", "sizes", "check_model", "check_tokens",
@@ -154,7 +154,7 @@ class TinyGPT:
         for layer, cache in enumerate(caches):
             x, w = decoder_layer_step_unchecked(x, self.layers[layer], self.config.num_heads, cache, True, EPS)
             weights.append(w)  # (H, n, S)
-        return output_vjp_unchecked(self.params, x[-1])[0], weights  # (V,), [(H, n, S)] × L
+        return output_vjp_unchecked(self.params, x[-1], with_backward=False)[0], weights  # (V,), [(H, n, S)] × L
 
 
 def check_model(model: object) -> TinyGPT:
@@ -268,11 +268,16 @@ def embed_positions(model: TinyGPT, tokens: np.ndarray, start: int = 0) -> np.nd
     return embed_unchecked(model.params, tokens, start)  # (..., T, D)
 
 
-def output_vjp_unchecked(params: Mapping[str, np.ndarray], h: np.ndarray):
+def output_vjp_unchecked(params: Mapping[str, np.ndarray], h: np.ndarray, with_backward: bool = True):
     """输出端 logits = LN_f(h) W_out + b_out（不做检查），同时交出反向函数：``logits, backward = ...``，
     ``backward(grad_logits)`` 返回 ``(grad_h, {lnf_gamma, lnf_beta, w_out, b_out 的梯度})``。
-    训练、整段前向和逐词生成都用它：输出端只写在这一处。"""
-    n, ln_back = layer_norm_vjp_unchecked(h, params["lnf_gamma"], params["lnf_beta"], EPS)  # (..., D)
+    训练、整段前向和逐词生成都用它：输出端只写在这一处。``with_backward=False``（逐词生成）只做前向，
+    和 ``encoder_layer_unchecked`` 一样用只做前向的 LayerNorm，返回 ``(logits, None)``。"""
+    norm = layer_norm_vjp_unchecked if with_backward else layer_norm_forward_unchecked
+    n, ln_back = norm(h, params["lnf_gamma"], params["lnf_beta"], EPS)  # (..., D)
+    logits = n @ params["w_out"] + params["b_out"]  # (..., V)
+    if not with_backward:
+        return logits, None
 
     def backward(g_logits):
         grads = {}
@@ -280,7 +285,7 @@ def output_vjp_unchecked(params: Mapping[str, np.ndarray], h: np.ndarray):
         g_h, grads["lnf_gamma"], grads["lnf_beta"] = ln_back(g_n)  # (..., D)
         return g_h, grads
 
-    return n @ params["w_out"] + params["b_out"], backward  # (..., V)
+    return logits, backward  # (..., V)
 
 
 def output_logits(model: TinyGPT, h: np.ndarray) -> np.ndarray:
