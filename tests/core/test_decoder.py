@@ -10,17 +10,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from transformer_lab.core import decoder
 from transformer_lab.core.attention import attend, causal_mask
-from transformer_lab.core.decoder import (
-    cached_attention,
-    decoder_layer_step,
-    decoder_token_step_fast,
-    fast_layer_norm,
-    layer_cache,
-)
+from transformer_lab.core.decoder import cached_attention, decoder_layer_step, decoder_layer_step_unchecked, layer_cache
 from transformer_lab.core.encoder import encoder_layer, init_encoder_params
 from transformer_lab.core.kv_cache import KVCache
-from transformer_lab.core.layer_norm import layer_norm
 
 from helpers.errors import check_error
 
@@ -153,33 +147,69 @@ def test_full_cache_is_an_error_and_leaves_the_cache_unchanged():
     assert fresh.length == 0  # 检查在追加之前
 
 
-# ---------------------------------------------------------------- 生成循环里的快路
+# ---------------------------------------------------------------- 出错时缓存不变；极大的输入；旧名字
 
 
-def test_the_fast_token_step_equals_the_checked_step_and_the_full_layer():
-    """快路一个词一个词地走，输出、注意力和存下的 k、v 都和带检查的一步相同，拼起来就是整段因果计算（1e-12）。"""
-    rng = np.random.default_rng(3)
-    T, D, H = 7, 8, 2
-    p, x = init_encoder_params(D, 16, rng), rng.normal(size=(T, D))
-    cache = layer_cache(T, D, H)
-    keys, values = np.zeros((H, T, D // H)), np.zeros((H, T, D // H))
-    x_before = x.copy()
-    outs = []
-    for t in range(T):
-        slow, w_slow = decoder_layer_step(x[t:t + 1], p, H, cache)
-        fast, w_fast = decoder_token_step_fast(x[t:t + 1], p, H, keys, values, t)
-        np.testing.assert_allclose(fast, slow, rtol=0, atol=1e-12)
-        np.testing.assert_allclose(w_fast, w_slow, rtol=0, atol=1e-12)
-        outs.append(fast)
-    np.testing.assert_allclose(keys, cache.keys, rtol=0, atol=1e-12)
-    np.testing.assert_allclose(values, cache.values, rtol=0, atol=1e-12)
-    full, _ = encoder_layer(x, p, H, mask=causal_mask(T), norm_first=True)
-    np.testing.assert_allclose(np.concatenate(outs), full, rtol=0, atol=1e-12)
-    assert np.array_equal(x, x_before)
+@pytest.mark.parametrize("where", ["scores", "ffn"])
+def test_an_error_after_the_append_leaves_the_cache_unchanged(where):
+    """新词的 k、v 在注意力那一步就追加进缓存了；之后溢出（注意力分数，或前馈网络）也要把缓存撤回到这一步之前。"""
+    rng = np.random.default_rng(7)
+    params, x = init_encoder_params(8, 16, rng), rng.normal(size=(4, 8))
+    cache = layer_cache(5, 8, 2)
+    decoder_layer_step(x[:3], params, 2, cache)  # 提示词：3 个词
+    keys, values = cache.keys.copy(), cache.values.copy()
+    huge = {"w_q": params["w_q"] * 1e160, "w_k": params["w_k"] * 1e160} if where == "scores" else {
+        "w_1": params["w_1"] * 1e300, "w_2": params["w_2"] * 1e300}
+    pattern = "注意力分数.*溢出" if where == "scores" else "前馈网络.*溢出"
+    check_error(lambda: decoder_layer_step(x[3:], params | huge, 2, cache), ValueError, pattern)
+    assert cache.length == 3
+    np.testing.assert_array_equal(cache.keys, keys)
+    np.testing.assert_array_equal(cache.values, values)
+    out, _ = decoder_layer_step(x[3:], params, 2, cache)  # 缓存照常可用：接着算，结果与整段计算相同
+    np.testing.assert_allclose(out, full(x, params, 2, 4)[0][3:], rtol=0, atol=1e-12)
 
 
-def test_the_fast_layer_norm_is_the_layer_norm():
-    x = np.random.default_rng(0).normal(size=(3, 8)) * 5
-    g, b = np.linspace(0.5, 2, 8), np.linspace(-1, 1, 8)
-    np.testing.assert_allclose(fast_layer_norm(x, g, b), layer_norm(x, g, b), rtol=0, atol=1e-12)
-    assert not np.allclose(fast_layer_norm(x, g, b, eps=1.0), layer_norm(x, g, b))  # 比较能失败：ε 不同就不同
+def test_the_rollback_check_can_fail():
+    """反证：不撤回（直接调用注意力、不经过这一步），溢出之后缓存里就多了一个词。"""
+    rng = np.random.default_rng(7)
+    params = init_encoder_params(8, 16, rng)
+    cache = layer_cache(5, 8, 2)
+    attention = cached_attention(cache)
+    ws = (params["w_q"] * 1e160, params["w_k"] * 1e160, params["w_v"], params["w_o"])
+    bs = tuple(params[f"b_{n}"] for n in "qkvo")
+    with pytest.raises(ValueError):
+        attention(rng.normal(size=(1, 8)), rng.normal(size=(1, 8)), ws, bs, 2, None)
+    assert cache.length == 1
+
+
+@pytest.mark.parametrize("scale", [1e155, 1e300])
+def test_huge_residual_stream_is_still_the_full_layer(scale):
+    """残差流大到 1e155 以上时，平方会溢出：层归一化仍须算对（旧的手写快路在这里悄悄算错）。"""
+    rng = np.random.default_rng(8)
+    D, H, T = 8, 2, 5
+    params, x = init_encoder_params(D, 16, rng), rng.normal(size=(T, D)) * scale
+    outs, _ = run_in_pieces(x, params, H, [2, 1, 1, 1])
+    stepped = np.concatenate([o for o, _ in outs])
+    want, _ = full(x, params, H, T)
+    np.testing.assert_allclose(stepped, want, rtol=1e-12, atol=0)
+    np.testing.assert_allclose(stepped, x, rtol=1e-12, atol=0)  # 层的改动（约 1）相对 x 小得看不见：out ≈ x
+
+
+def test_the_unchecked_step_is_the_checked_step():
+    rng = np.random.default_rng(9)
+    params, x = init_encoder_params(8, 16, rng), rng.normal(size=(4, 8))
+    a, b = layer_cache(4, 8, 2), layer_cache(4, 8, 2)
+    for t in range(4):
+        out_a, w_a = decoder_layer_step(x[t:t + 1], params, 2, a)
+        out_b, w_b = decoder_layer_step_unchecked(x[t:t + 1], params, 2, b)
+        np.testing.assert_array_equal(out_a, out_b)
+        np.testing.assert_array_equal(w_a, w_b)
+    np.testing.assert_array_equal(a.keys, b.keys)
+
+
+@pytest.mark.parametrize("name", ["decoder_token_step_fast", "fast_layer_norm"])
+def test_removed_names_point_to_the_single_path(name):
+    error = check_error(lambda: getattr(decoder, name), AttributeError, f"core.decoder.{name} 已经删掉了，请改用")
+    assert "decoder_layer_step_unchecked" in str(error) or "layer_norm" in str(error)
+    with pytest.raises(AttributeError, match="没有属性"):
+        decoder.no_such_name  # noqa: B018

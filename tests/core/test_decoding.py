@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import transformer_lab as tl
-from transformer_lab.core.decoding import next_token_probs
+from transformer_lab.core.decoding import check_knobs, next_token_probs, next_token_probs_unchecked
 
 from helpers.errors import check_error
 
@@ -259,3 +259,12 @@ ERROR_CASES = [
 def test_errors(case):
     _, fn, exc, pattern = case
     check_error(fn, exc, pattern)
+
+
+@pytest.mark.parametrize("knobs", [(0.0, None, None), (1.0, None, None), (0.7, 3, None), (1.3, None, 0.8), (0.9, 4, 0.9)])
+def test_the_unchecked_kernel_is_next_token_probs(knobs):
+    """逐词生成在循环外用 check_knobs 查一次旋钮，每一步直接调用计算本身：结果逐位相同。"""
+    logits = np.random.default_rng(4).normal(size=6) * 3
+    np.testing.assert_array_equal(next_token_probs_unchecked(logits, *check_knobs(*knobs, 6)),
+                                  next_token_probs(logits, *knobs))
+    assert check_knobs(1, None, 1, 6) == (1.0, None, 1.0)

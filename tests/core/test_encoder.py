@@ -20,6 +20,7 @@ from transformer_lab.core.encoder import (
     encoder_layer,
     encoder_layer_backward,
     encoder_layer_steps,
+    encoder_layer_unchecked,
     encoder_layer_vjp,
     init_encoder_params,
 )
@@ -388,3 +389,17 @@ ERROR_CASES = [
      r"一层编码器的权重（d_model=100000, d_ff=100000） 要占 447 GiB"),
 ]
 test_documented_errors = error_table_test(ERROR_CASES)
+
+
+@pytest.mark.parametrize("norm_first", [True, False])
+def test_forward_only_mode_is_the_same_forward_without_a_backward(norm_first):
+    """``with_backward=False``（逐词生成用）：每一步的中间结果相同（LayerNorm 只做前向，舍入可能差 1e-15 量级），
+    只是不交出反向函数。"""
+    rng = np.random.default_rng(11)
+    params, x = init_encoder_params(8, 16, rng), rng.normal(size=(2, 5, 8))
+    mask = tl.causal_mask(5)
+    full, backward = encoder_layer_unchecked(x, params, 2, mask, norm_first, 1e-5, True)
+    forward_only, none = encoder_layer_unchecked(x, params, 2, mask, norm_first, 1e-5, True, with_backward=False)
+    assert callable(backward) and none is None and list(full) == list(forward_only)
+    for key in full:
+        np.testing.assert_allclose(full[key], forward_only[key], rtol=0, atol=1e-12)

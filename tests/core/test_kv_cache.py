@@ -113,6 +113,27 @@ def test_failed_step_leaves_the_cache_unchanged():
     assert small.length == 0
 
 
+def test_append_unchecked_writes_the_same_as_append_without_copies():
+    k, v = np.arange(6.0).reshape(2, 3), -np.arange(6.0).reshape(2, 3)
+    checked, unchecked = KVCache(4, 3), KVCache(4, 3)
+    checked.append(k, v)
+    unchecked.append_unchecked(k, v)
+    np.testing.assert_array_equal(checked.keys, unchecked.keys)
+    np.testing.assert_array_equal(checked.values, unchecked.values)
+    assert not np.shares_memory(unchecked.keys, k)  # 写进缓存自己预先分配的数组
+
+
+def test_truncate_takes_back_the_last_tokens_and_the_next_append_overwrites_them():
+    cache = KVCache(4, 1)
+    cache.append(np.array([[1.0], [2.0], [3.0]]), np.array([[1.0], [2.0], [3.0]]))
+    cache.truncate(1)
+    assert cache.length == 1 and cache.keys.tolist() == [[1.0]]
+    cache.append(np.array([[9.0]]), np.array([[9.0]]))
+    assert cache.keys.tolist() == [[1.0], [9.0]]
+    cache.truncate(2)  # 不变也可以
+    assert cache.length == 2
+
+
 ERROR_CASES = [
     ("cache-full", lambda: full_cache().append(np.ones((1, 4)), np.ones((1, 4))), VE,
      r"KV 缓存已满.*capacity=2.*已存 2 个词.*1 个"),
@@ -141,5 +162,7 @@ ERROR_CASES = [
     ("cache-step-q-too-many-rows", lambda: KVCache(3, 4).step(np.ones((2, 4)), np.ones((1, 4)), np.ones((1, 4))), VE,
      r"q 的行数 \(2\) 不能多于这一步追加的词数 \(1\)"),
     ("cache-over-budget", call(KVCache, 10**9, 64), VE, r"KV 缓存（capacity=1000000000） 要占 954 GiB.*预算 2 GiB"),
+    ("truncate-longer", lambda: full_cache().truncate(3), VE, r"length 必须在 \[0, 2\] 之内，收到的是 3"),
+    ("truncate-float", lambda: full_cache().truncate(1.0), TE, r"length 必须是.*整数"),
 ]
 test_documented_errors = error_table_test(ERROR_CASES)

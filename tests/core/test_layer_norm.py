@@ -11,7 +11,7 @@ import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
-from transformer_lab.core.layer_norm import layer_norm, layer_norm_backward
+from transformer_lab.core.layer_norm import layer_norm, layer_norm_backward, layer_norm_forward_unchecked, normalize
 
 from helpers.errors import call, error_table_test
 from helpers.gradcheck import assert_gradients_close, numeric_gradient
@@ -78,6 +78,46 @@ def test_layer_norm_backward_matches_finite_differences(shape, seed, eps):
     assert_gradients_close(grad_gamma, numeric_gradient(lambda a: loss(x, a, beta), gamma))
     assert_gradients_close(grad_beta, numeric_gradient(lambda a: loss(x, gamma, a), beta))
     np.testing.assert_allclose(grad_x.sum(axis=-1), 0, atol=1e-10)  # 整体平移 x 不改变输出
+
+
+@given(st.integers(0, 2**32 - 1), st.integers(-300, 300), st.sampled_from([1e-5, 1e-12, 1.0]))
+def test_the_ordinary_shortcut_is_the_same_arithmetic_as_the_careful_path(seed, power, eps):
+    """普通的行走几步直接的算术；批里只要有一行全是 0，整批就走逐行 np.where 的那条路。两条路逐位相同。"""
+    x = np.random.default_rng(seed).normal(size=(3, 6)) * 10.0**power
+    shortcut = normalize(x, eps)
+    careful = normalize(np.concatenate([x, np.zeros((1, 6))]), eps)  # 多一行 0：逼它走 np.where 那条路
+    np.testing.assert_array_equal(shortcut[0], careful[0][:3])
+    np.testing.assert_array_equal(shortcut[1], careful[1][:3])
+
+
+@given(st.integers(0, 2**32 - 1), st.integers(-300, 300), st.sampled_from([1e-5, 1e-12, 1.0, 1e-300]))
+def test_forward_only_layer_norm_is_the_layer_norm_at_every_magnitude(seed, power, eps):
+    """只做前向的 LayerNorm（逐词生成用）：普通的输入走公式，极大（平方溢出）、极小（ε 也极小）的输入改走防溢出的路；
+    在 1e-300 到 1e300 的每个量级上都等于 layer_norm（舍入之内）。"""
+    rng = np.random.default_rng(seed)
+    x = rng.normal(size=(3, 6)) * 10.0**power
+    gamma, beta = rng.normal(size=6), rng.normal(size=6)
+    out, backward = layer_norm_forward_unchecked(x, gamma, beta, eps)
+    assert backward is None
+    np.testing.assert_allclose(out, layer_norm(x, gamma, beta, eps), rtol=0, atol=1e-12)
+
+
+def test_the_naive_formula_is_wrong_for_a_huge_residual_stream():
+    """反证：不防溢出的公式在 |x| ≈ 1e155 时平方溢出，σ² = inf，结果悄悄变成 0；只做前向的 LayerNorm 不会。"""
+    x = np.array([[1.0, -2.0, 3.0, 0.5]]) * 1e155
+    ones, zeros = np.ones(4), np.zeros(4)
+    with np.errstate(over="ignore"):
+        naive = (x - x.mean()) / np.sqrt(x.var() + 1e-5)
+    assert np.all(naive == 0)  # 悄悄算错
+    want = layer_norm(x, ones, zeros)  # 防溢出的 layer_norm：ε 相对 σ² 可以忽略，就是 [1, -2, 3, 0.5] 的标准化
+    np.testing.assert_allclose(want[0], (x[0] / 1e155 - 0.625) / np.std(x[0] / 1e155), rtol=0, atol=1e-12)
+    np.testing.assert_allclose(layer_norm_forward_unchecked(x, ones, zeros, 1e-5)[0], want, rtol=0, atol=1e-12)
+
+
+def test_the_shortcut_comparison_can_fail():
+    x = np.random.default_rng(0).normal(size=(3, 6))
+    plain = (x - x.mean(-1, keepdims=True)) / np.sqrt(x.var(-1, keepdims=True) + 1e-5)  # 不先除以 s 的写法
+    assert not np.array_equal(normalize(x, 1e-5)[0], plain)  # 舍入不同：逐位比较看得出来
 
 
 def test_float32_is_preserved():

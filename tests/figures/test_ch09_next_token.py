@@ -85,8 +85,7 @@ def test_bars_hand_checked_cases(bars):
 
 
 def test_bars_show_the_most_likely_characters_in_order(run, bars):
-    probs = tl.softmax(tl.generation.next_token_logits(run["checkpoints"][-1], run["chars"], BAR_PROMPT,
-                                                       int(run["num_heads"])))
+    probs = tl.softmax(tl.generation.next_token_logits(run["checkpoints"][-1], run["chars"], BAR_PROMPT))
     shown = bars.update(temperature=1.0, top_k=NO_LIMIT, top_p=1.0)["shown"]
     np.testing.assert_allclose(shown, np.sort(probs)[::-1][:SHOWN], atol=1e-12)
 
@@ -107,9 +106,9 @@ def test_training_starts_at_a_blind_guess_and_goes_down(run):
 
 def test_generation_steps_match_a_full_causal_recomputation(run):
     ex = generation_steps(run)
-    params, chars, H = run["checkpoints"][-1], run["chars"], int(run["num_heads"])
-    text = tl.generation.generate_text(params, chars, GEN_PROMPT, GEN_NEW, num_heads=H)
-    _, weights = tl.tiny_gpt.hidden_states(params, tl.corpus.encode(text[:-1], chars), H)  # (L, H, T, T) 整段重算
+    model, chars = run["checkpoints"][-1], run["chars"]
+    text = tl.generation.generate_text(model, chars, GEN_PROMPT, GEN_NEW)
+    _, weights = tl.tiny_gpt.hidden_states(model, tl.corpus.encode(text[:-1], chars))  # (L, H, T, T) 整段重算
     for step in range(1, GEN_NEW + 1):
         out = ex.update(step=step)
         n = len(GEN_PROMPT) + step - 1

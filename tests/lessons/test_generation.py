@@ -12,7 +12,13 @@ from helpers.errors import check_error
 
 
 def model(seed=0, V=12, context=40, D=16, L=2):
-    return gpt.init_gpt(V, np.random.default_rng(seed), d_model=D, num_layers=L, d_ff=2 * D, context=context)
+    config = gpt.GPTConfig(V, d_model=D, num_layers=L, num_heads=4, d_ff=2 * D, context=context)
+    return gpt.init_gpt(config, np.random.default_rng(seed))
+
+
+def spread(m, seed):
+    """同一个模型，输出矩阵换成 N(0, 1)：打分拉开，采样才有意思。"""
+    return gpt.TinyGPT(m.config, m.params | {"w_out": np.random.default_rng(seed).normal(size=m.params["w_out"].shape)})
 
 
 SETTINGS = [dict(temperature=0.0), dict(temperature=1.0), dict(temperature=0.7, top_k=4),
@@ -21,87 +27,133 @@ SETTINGS = [dict(temperature=0.0), dict(temperature=1.0), dict(temperature=0.7, 
 
 @pytest.mark.parametrize("kw", SETTINGS, ids=lambda kw: ",".join(f"{k}={v}" for k, v in kw.items()))
 def test_cached_generation_equals_full_recomputation_at_every_step(kw):
-    p = model()
-    p = p | {"w_out": np.random.default_rng(9).normal(size=p["w_out"].shape)}  # 打分拉开，采样才有意思
+    p = spread(model(), 9)
     prompt = np.array([3, 1, 4, 1, 5])
     rng_a, rng_b = (np.random.default_rng(5) if kw["temperature"] else None for _ in range(2))
-    cached = gen.generate(p, prompt, 30, rng_a, num_heads=4, **kw)
-    full = gen.generate_recompute(p, prompt, 30, rng_b, num_heads=4, **kw)
+    cached = gen.generate(p, prompt, 30, rng_a, **kw)
+    full = gen.generate_recompute(p, prompt, 30, rng_b, **kw)
     np.testing.assert_array_equal(cached["tokens"], full["tokens"])
     np.testing.assert_allclose(cached["probs"], full["probs"], rtol=0, atol=1e-12)
     ids = np.concatenate([prompt, cached["tokens"]])
     for step in (0, 13, 29):  # 再用整段的 forward 独立核对几步
-        logits, _ = gpt.forward(p, ids[: prompt.size + step], num_heads=4)
+        logits, _ = gpt.forward(p, ids[: prompt.size + step])
         np.testing.assert_allclose(cached["probs"][step], next_token_probs(logits[-1], **kw), rtol=0, atol=1e-12)
 
 
 def test_the_equality_check_can_fail():
     p = model()
-    a = gen.generate(p, np.array([1, 2]), 10, np.random.default_rng(0), temperature=1.0, num_heads=4)
-    b = gen.generate_recompute(p, np.array([1, 2]), 10, np.random.default_rng(0), temperature=1.1, num_heads=4)
+    a = gen.generate(p, np.array([1, 2]), 10, np.random.default_rng(0), temperature=1.0)
+    b = gen.generate_recompute(p, np.array([1, 2]), 10, np.random.default_rng(0), temperature=1.1)
     assert np.abs(a["probs"] - b["probs"]).max() > 1e-6
 
 
 def test_attention_record_is_the_newest_row_of_the_full_causal_attention():
     p = model(1)
     prompt = np.array([2, 7, 1])
-    out = gen.generate(p, prompt, 8, num_heads=4)
+    out = gen.generate(p, prompt, 8)
     ids = np.concatenate([prompt, out["tokens"]])
     assert out["attention"].shape == (8, 2, 4, 10) and out["cache_length"].tolist() == list(range(3, 11))
     for step, S in enumerate(out["cache_length"]):
-        _, weights = gpt.forward(p, ids[:S], num_heads=4)  # (L, H, S, S)
+        _, weights = gpt.forward(p, ids[:S])  # (L, H, S, S)
         np.testing.assert_allclose(out["attention"][step, :, :, :S], weights[:, :, -1], rtol=0, atol=1e-12)
         assert np.all(out["attention"][step, :, :, S:] == 0)  # 还没写出来的字：0
         np.testing.assert_allclose(out["attention"][step].sum(axis=-1), 1.0, rtol=0, atol=1e-12)
 
 
 def test_randomness_comes_only_from_rng():
-    p = model(2)
-    p = p | {"w_out": np.random.default_rng(3).normal(size=p["w_out"].shape)}
-    draw = lambda seed: gen.generate(p, np.array([0]), 25, np.random.default_rng(seed), temperature=1.0,  # noqa: E731
-                                     num_heads=4)["tokens"].tolist()
+    p = spread(model(2), 3)
+    draw = lambda seed: gen.generate(p, np.array([0]), 25, np.random.default_rng(seed),  # noqa: E731
+                                     temperature=1.0)["tokens"].tolist()
     assert draw(11) == draw(11) and draw(11) != draw(12)
-    greedy = [gen.generate(p, np.array([0]), 25, num_heads=4)["tokens"].tolist() for _ in range(2)]
+    greedy = [gen.generate(p, np.array([0]), 25)["tokens"].tolist() for _ in range(2)]
     assert greedy[0] == greedy[1]
-    assert gen.generate(p, np.array([0]), 25, np.random.default_rng(1), num_heads=4)["tokens"].tolist() == greedy[0]
+    assert gen.generate(p, np.array([0]), 25, np.random.default_rng(1))["tokens"].tolist() == greedy[0]
 
 
 def test_generate_text_uses_the_character_table():
     p = model(V=4)
-    text = gen.generate_text(p, "甲乙丙丁", "丙甲", 6, num_heads=4)
+    text = gen.generate_text(p, "甲乙丙丁", "丙甲", 6)
     assert text.startswith("丙甲") and len(text) == 8 and set(text) <= set("甲乙丙丁")
 
 
 def test_checkpoint_samples_restart_the_rng_for_every_checkpoint():
     p = model(V=4)
     run = {"chars": "甲乙丙丁", "checkpoints": [p, p]}
-    samples = gen.checkpoint_samples(run, ["甲", "乙丙"], 5, 1.0, seed=3, num_heads=4)
+    samples = gen.checkpoint_samples(run, ["甲", "乙丙"], 5, 1.0, seed=3)
     assert samples.shape == (2, 2) and samples[0, 0] == samples[1, 0]  # 同一个模型、同一个种子：写得一样
     assert samples[0, 1].startswith("乙丙") and len(samples[0, 1]) == 7
 
 
+class Counting:
+    """只有生成接口的"别的模型"（例如第 12 章的 Llama 式 GPT）：把 config、new_caches、feed_unchecked 转给小 GPT，
+    并数 feed_unchecked 被调用了几次。generate 不碰小 GPT 的参数名，所以它照样能用。"""
+
+    def __init__(self, inner):
+        self.inner, self.config, self.calls = inner, inner.config, []
+
+    def new_caches(self, capacity):
+        return self.inner.new_caches(capacity)
+
+    def feed_unchecked(self, tokens, caches):
+        self.calls.append(len(tokens))
+        return self.inner.feed_unchecked(tokens, caches)
+
+
+def test_generate_only_needs_the_small_model_interface():
+    p = model(4)
+    other = Counting(p)
+    out = gen.generate(other, np.array([1, 2, 3]), 6)
+    np.testing.assert_array_equal(out["tokens"], gen.generate(p, np.array([1, 2, 3]), 6)["tokens"])
+    assert other.calls == [3, 1, 1, 1, 1, 1]  # 提示词一次读进去，之后每步只读 1 个字
+    assert gen.generate_text(other, "甲乙丙丁戊己庚辛壬癸子丑", "甲乙", 3).startswith("甲乙")
+
+
+def test_the_loop_checks_its_inputs_once(monkeypatch):
+    """模型、提示词和旋钮在循环外检查一次：生成 20 个字和 2 个字，调用检查函数的次数相同。"""
+    from transformer_lab import _validation
+
+    p = model(5)
+    counts = {}
+    for n in (2, 20):
+        calls = []
+        for name in ("as_real_array", "token_ids", "positive_int", "generator", "check_shape"):
+            original = getattr(_validation, name)
+            monkeypatch.setattr(_validation, name, lambda *a, _f=original, _n=name, **k: (calls.append(_n), _f(*a, **k))[1])
+        gen.generate(p, np.array([1, 2]), n, np.random.default_rng(0), temperature=1.0, top_p=0.9)
+        monkeypatch.undo()
+        counts[n] = len(calls)
+    assert counts[2] == counts[20] > 0
+
+
+P = model()
 P = model()
 
 ERROR_CASES = [
-    ("too-long", lambda: gen.generate(P, np.arange(10), 32, num_heads=4), ValueError,
+    ("too-long", lambda: gen.generate(P, np.arange(10), 32), ValueError,
      r"超过了模型的上下文长度 context=40.*10 \+ 32 - 1 <= 40"),
-    ("sample-without-rng", lambda: gen.generate(P, np.array([1]), 3, temperature=1.0, num_heads=4), TypeError,
+    ("sample-without-rng", lambda: gen.generate(P, np.array([1]), 3, temperature=1.0), TypeError,
      "rng 必须是 np.random.Generator"),
-    ("prompt-2d", lambda: gen.generate(P, np.array([[1, 2]]), 3, num_heads=4), ValueError, "prompt 必须是一维"),
-    ("prompt-range", lambda: gen.generate(P, np.array([12]), 3, num_heads=4), ValueError, "prompt 越界"),
-    ("num-new", lambda: gen.generate(P, np.array([1]), 0, num_heads=4), ValueError, "num_new 必须是正整数"),
-    ("top-k", lambda: gen.generate(P, np.array([1]), 2, np.random.default_rng(0), 1.0, top_k=13, num_heads=4),
+    ("prompt-2d", lambda: gen.generate(P, np.array([[1, 2]]), 3), ValueError, "prompt 必须是一维"),
+    ("prompt-range", lambda: gen.generate(P, np.array([12]), 3), ValueError, "prompt 越界"),
+    ("num-new", lambda: gen.generate(P, np.array([1]), 0), ValueError, "num_new 必须是正整数"),
+    ("top-k", lambda: gen.generate(P, np.array([1]), 2, np.random.default_rng(0), 1.0, top_k=13),
      ValueError, r"top_k 必须在 \[1, V=12\]"),
-    ("recompute-rng", lambda: gen.generate_recompute(P, np.array([1]), 3, temperature=0.5, num_heads=4), TypeError,
+    ("recompute-rng", lambda: gen.generate_recompute(P, np.array([1]), 3, temperature=0.5), TypeError,
      "rng 必须是"),
-    ("unknown-char", lambda: gen.generate_text(P, "甲乙丙丁戊己庚辛壬癸子丑", "猫", 3, num_heads=4), ValueError,
+    ("unknown-char", lambda: gen.generate_text(P, "甲乙丙丁戊己庚辛壬癸子丑", "猫", 3), ValueError,
      "字表中没有的字"),
     ("logits-unknown", lambda: gen.next_token_logits(P, "甲乙丙丁戊己庚辛壬癸子丑", "猫"), ValueError, "字表中没有的字"),
-    ("samples-run-none", lambda: gen.checkpoint_samples(None, ["猫"], 2, 0.5, 0, 4), TypeError,
+    ("samples-run-none", lambda: gen.checkpoint_samples(None, ["猫"], 2, 0.5, 0), TypeError,
      r"run 必须是 tiny_gpt\.train 那样的训练结果.*NoneType"),
-    ("samples-prompts-str", lambda: gen.checkpoint_samples({"checkpoints": [P], "chars": "甲乙丙丁戊己庚辛壬癸子丑"}, "甲", 2, 0.5, 0, 4),
+    ("samples-prompts-str", lambda: gen.checkpoint_samples({"checkpoints": [P], "chars": "甲乙丙丁戊己庚辛壬癸子丑"}, "甲", 2, 0.5, 0),
      TypeError, r"prompts 必须是字符串的列表或元组"),
-    ("samples-seed-huge", lambda: gen.checkpoint_samples({}, ["甲"], 2, 0.5, 2**70, 4), ValueError,
+    ("old-api-params-dict", lambda: gen.generate(dict(P.params), np.array([1]), 3), TypeError,
+     r"model 必须是能逐词生成的模型.*dict.*run\['checkpoints'\]\[-1\] 就是模型；不再单独传 num_heads"),
+    ("recompute-old-api", lambda: gen.generate_recompute(dict(P.params), np.array([1]), 3), TypeError,
+     r"model 必须是能逐词生成的模型"),
+    ("logits-empty", lambda: gen.next_token_logits(P, "甲乙丙丁戊己庚辛壬癸子丑", ""), ValueError, r"text 不能是空字符串"),
+    ("check-model-none", lambda: gen.check_generator_model(None), TypeError, r"model 必须是能逐词生成的模型.*NoneType"),
+    ("samples-seed-huge", lambda: gen.checkpoint_samples({}, ["甲"], 2, 0.5, 2**70), ValueError,
      r"seed 必须是非负整数且不超过 2³² − 1"),
 ]
 
@@ -114,7 +166,7 @@ def test_errors(case):
 
 def test_trace_spells_out_each_step():
     p = model(V=4)
-    trace = gen.generation_trace(p, "甲乙丙丁", "丙甲", 5, num_heads=4)
+    trace = gen.generation_trace(p, "甲乙丙丁", "丙甲", 5)
     assert "".join(trace["context"]) == "丙甲" + trace["new"] and len(trace["new"]) == 5
     assert trace["cache_length"].tolist() == [2, 3, 4, 5, 6] and trace["attention"].shape == (5, 2, 4, 6)
     for s, S in enumerate(trace["cache_length"]):  # 第 s 步读进的最新的字
@@ -124,8 +176,8 @@ def test_trace_spells_out_each_step():
 def test_next_token_logits_is_the_last_row_of_the_forward_pass():
     p = model(V=4, context=6)
     chars = "甲乙丙丁"
-    logits, _ = gpt.forward(p, np.array([1, 2, 0, 3, 3, 1]), num_heads=4)
-    np.testing.assert_allclose(gen.next_token_logits(p, chars, "乙丙甲丁丁乙", num_heads=4), logits[-1], rtol=0, atol=1e-12)
-    longer, _ = gpt.forward(p, np.array([2, 0, 3, 3, 1, 0]), num_heads=4)  # 比上下文长：只看最后 6 个字
-    np.testing.assert_allclose(gen.next_token_logits(p, chars, "乙丙甲丁丁乙甲", num_heads=4), longer[-1], rtol=0,
+    logits, _ = gpt.forward(p, np.array([1, 2, 0, 3, 3, 1]))
+    np.testing.assert_allclose(gen.next_token_logits(p, chars, "乙丙甲丁丁乙"), logits[-1], rtol=0, atol=1e-12)
+    longer, _ = gpt.forward(p, np.array([2, 0, 3, 3, 1, 0]))  # 比上下文长：只看最后 6 个字
+    np.testing.assert_allclose(gen.next_token_logits(p, chars, "乙丙甲丁丁乙甲"), longer[-1], rtol=0,
                                atol=1e-12)

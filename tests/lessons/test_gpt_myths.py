@@ -13,7 +13,8 @@ from helpers.errors import check_error
 
 
 def model(seed=0, V=12, context=40, D=16, L=2):
-    return gpt.init_gpt(V, np.random.default_rng(seed), d_model=D, num_layers=L, d_ff=2 * D, context=context)
+    config = gpt.GPTConfig(V, d_model=D, num_layers=L, num_heads=4, d_ff=2 * D, context=context)
+    return gpt.init_gpt(config, np.random.default_rng(seed))
 
 
 P = model()
@@ -22,9 +23,9 @@ ERROR_CASES = [
     ("loop-type", lambda: myths.find_loop([1, 1, 1]), TypeError, "seq 必须是字符串或一维整数数组"),
     ("loop-repeats", lambda: myths.find_loop("aaa", min_repeats=1), ValueError, "min_repeats 必须是不小于 2 的整数"),
     ("temperatures", lambda: myths.temperature_effect(np.zeros(3), []), ValueError, "temperatures 必须是非空"),
-    ("future-position", lambda: myths.future_influence(P, np.array([1, 2]), 2, 0, num_heads=4), ValueError,
+    ("future-position", lambda: myths.future_influence(P, np.array([1, 2]), 2, 0), ValueError,
      r"position=2 越界"),
-    ("future-replacement", lambda: myths.future_influence(P, np.array([1, 2]), 1, 12, num_heads=4), ValueError,
+    ("future-replacement", lambda: myths.future_influence(P, np.array([1, 2]), 1, 12), ValueError,
      r"replacement=12 越界"),
     ("ngram-short", lambda: myths.ngram_overlap("注意", "注意力", 3), ValueError, "比 n=3 短"),
     ("ngram-type", lambda: myths.ngram_overlap("注意", None, 1), TypeError, "reference 必须是非空字符串"),
@@ -76,7 +77,7 @@ def test_changing_a_later_character_does_not_change_earlier_outputs():
     p = model(4, context=12)
     tokens = np.array([3, 1, 4, 1, 5, 9, 2, 6, 5, 3])
     for position in (0, 4, 9):
-        change = myths.future_influence(p, tokens, position, replacement=(tokens[position] + 1) % 12, num_heads=4)
+        change = myths.future_influence(p, tokens, position, replacement=(tokens[position] + 1) % 12)
         assert np.all(change[:position] == 0)  # 恰好是 0：一点都看不到
         assert np.all(change[position:] > 1e-6)
 

@@ -23,10 +23,11 @@ def texts():
 
 
 def test_model_size_and_checkpoints(run):
-    assert tiny_gpt.sizes(run["checkpoints"][-1]) == {"vocab_size": 1087, "d_model": 64, "num_layers": 2, "d_ff": 256,
-                                                     "context": 256, "parameters": 256703}
+    assert tiny_gpt.sizes(run["checkpoints"][-1]) == {"vocab_size": 1087, "d_model": 64, "num_layers": 2, "num_heads": 4,
+                                                     "d_ff": 256, "context": 256, "parameters": 256703}
+    assert run["config"] == tiny_gpt.GPTConfig(1087) and all(m.config == run["config"] for m in run["checkpoints"])
     assert run["checkpoint_steps"].tolist() == list(range(0, runs.GPT["steps"] + 1, runs.GPT["checkpoint_every"]))
-    assert run is tl.runs.gpt() and not run["checkpoints"][0]["w_out"].flags.writeable  # 只算一次、只读
+    assert run is tl.runs.gpt() and not run["checkpoints"][0].params["w_out"].flags.writeable  # 只算一次、只读
     assert run["samples"].shape == (len(run["checkpoints"]), 3) and tuple(run["prompts"]) == runs.GPT_PROMPTS
 
 
@@ -37,6 +38,14 @@ def test_loss_starts_at_uniform_guessing_and_the_exam_is_honest(run):
     assert np.exp(run["test_loss"][-1]) < 100
     assert run["train_loss"][-1] < run["test_loss"][-1]  # 没读过的文字更难：考试损失比训练文字上的高
     assert np.all(np.isfinite(run["losses"])) and run["losses"][-20:].mean() < run["losses"][:20].mean() - 2
+
+
+def test_the_stored_run_is_the_training_run():
+    """存进硬盘再读出来（模型拆成参数字典、再配上同一个 config）之后，和直接训练的结果一模一样：
+    训练的随机数用法没变，所以 notebook 打印的损失也没变（第 0 步 7.014，最后考试损失 3.962）。"""
+    run = tl.runs.gpt()
+    assert round(float(run["losses"][0]), 3) == 7.014 and round(float(run["test_loss"][-1]), 3) == 3.962
+    assert round(float(run["train_loss"][-1]), 3) == 3.356
 
 
 def _written(run, i):

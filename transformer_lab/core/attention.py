@@ -89,14 +89,15 @@ def attend(q, k, v, mask=None, scale=None, names=("q", "k", "v")):
     """
     scale = q.shape[-1] ** -0.5 if scale is None else scale  # Python float：不会把 float32 提升成 float64
     with np.errstate(over="ignore", invalid="ignore"):
-        scores = (q @ np.swapaxes(k, -1, -2)) * scale  # (..., T, S)
-    check.finite_result(scores, f"注意力分数 {names[0]}·{names[1]}ᵀ × scale", check.OVERFLOW_HINT)
-    if mask is not None:
-        scores = np.where(mask, scores, -np.inf)  # (..., T, S)
-    weights = softmax_unchecked(scores, axis=-1)  # (..., T, S)
-    with np.errstate(over="ignore", invalid="ignore"):
+        scores = (q @ k.swapaxes(-1, -2)) * scale  # (..., T, S)
+        if not np.isfinite(scores).all():  # 普通情况只查这一下；溢出时由 finite_result 写明是哪一步
+            check.finite_result(scores, f"注意力分数 {names[0]}·{names[1]}ᵀ × scale", check.OVERFLOW_HINT)
+        if mask is not None:
+            scores = np.where(mask, scores, -np.inf)  # (..., T, S)
+        weights = softmax_unchecked(scores, axis=-1)  # (..., T, S)
         out = weights @ v  # (..., T, d_v)
-    check.finite_result(out, f"加权求和 weights @ {names[2]}", check.OVERFLOW_HINT)
+    if not np.isfinite(out).all():
+        check.finite_result(out, f"加权求和 weights @ {names[2]}", check.OVERFLOW_HINT)
     return out, weights  # (..., T, d_v), (..., T, S)
 
 

@@ -9,8 +9,10 @@ GPT 一类的模型（只有解码器 (decoder-only)）每一层就是第 8 章�
 3. 新词的 q 看缓存里的全部键（它自己和之前的所有词），得到一行注意力权重；
 4. 输出投影、残差、LN、前馈网络，和整层里一模一样。
 
-这一步**不另写一遍层的数学**：它就是 ``encoder.encoder_layer_unchecked``，只把其中的多头注意力换成
-``cached_attention(cache)``（同样的 ``linear``、``split``、``attend``、``merge`` 零件，键和值从缓存里取）。
+这一步**不另写一遍层的数学**：它就是 ``encoder.encoder_layer_unchecked``（只做前向，``with_backward=False``），
+只把其中的多头注意力换成 ``cached_attention(cache)``（同样的 ``linear``、``split``、``attend``、``merge`` 零件，
+键和值从缓存里取）。提示词（n 个词一起）和之后的每一个词走的都是这同一步、同一个第 7 章的 ``KVCache``；
+生成的循环在循环外检查一次参数，之后每一步直接调用 ``decoder_layer_step_unchecked``。
 测试逐步核对：每一步的输出与对整段重新做因果计算的结果相差不到 1e-12 (float64)。
 
 本模块只依赖 NumPy。形状字母：n 新词数，S 缓存里的词数（含新词），H 头数，D = d_model，d_k = D // H。
@@ -29,8 +31,14 @@ from .kv_cache import KVCache
 from .linear import linear
 from .multihead import merge, split
 
-__all__ = ["layer_cache", "cached_attention", "decoder_layer_step", "decoder_layer_step_unchecked", "fast_layer_norm",
-           "decoder_token_step_fast"]
+__all__ = ["layer_cache", "cached_attention", "decoder_layer_step", "decoder_layer_step_unchecked"]
+
+# 删掉的旧名字 → 现在怎么做（旧名字给出中文提示，而不是英文的 AttributeError）
+_REMOVED = {
+    "decoder_token_step_fast": "decoder_layer_step_unchecked(x_new, p, H, cache)：每个词（提示词和之后的词）都走同一层、"
+                               "同一个 KVCache，不再有手写的第二份层",
+    "fast_layer_norm": "core.layer_norm.layer_norm（普通大小的输入它自己就走快路，极大、极小的输入也算得对）",
+}
 
 
 def layer_cache(capacity: int, d_model: int, num_heads: int, batch_shape: tuple = ()) -> KVCache:
@@ -65,15 +73,15 @@ def _no_backward(grad_out):
 
 def cached_attention(cache: KVCache):
     """一个多头注意力函数（签名同 ``multi_head_attention_vjp_unchecked``），键和值来自 ``cache``：
-    先把新词的 k、v 追加进缓存，再让新词的 q 看缓存里的全部键。返回 ``(out, weights, backward)``，
-    weights 形状 (..., H, n, S)；backward 只会报错（生成不训练）。``kv`` 就是新词自己（自注意力），``mask`` 不用：
+    先把新词的 k、v 追加进缓存（不再检查：缓存与这一层对得上、放得下，调用者查过），再让新词的 q 看缓存里的全部键。
+    返回 ``(out, weights, backward)``，weights 形状 (..., H, n, S)；backward 只会报错（生成不训练）。``kv`` 就是新词自己（自注意力），``mask`` 不用：
     新词与缓存的因果关系由缓存的长度决定。"""
 
     def attention(x, kv, ws, bs, H, mask):
         (w_q, w_k, w_v, w_o), (b_q, b_k, b_v, b_o) = ws, bs
         q = split(linear(x, w_q, b_q, "查询投影 x @ w_q"), H)  # (..., H, n, d_k)
-        cache.append(split(linear(kv, w_k, b_k, "键投影 @ w_k"), H),  # (..., H, n, d_k) 新词的键
-                     split(linear(kv, w_v, b_v, "值投影 @ w_v"), H))  # (..., H, n, d_k) 新词的值
+        cache.append_unchecked(split(linear(kv, w_k, b_k, "键投影 @ w_k"), H),  # (..., H, n, d_k) 新词的键
+                               split(linear(kv, w_v, b_v, "值投影 @ w_v"), H))  # (..., H, n, d_k) 新词的值
         n, S = q.shape[-2], cache.length
         heads, weights = attend(q, cache.keys, cache.values, _new_rows_mask(n, S))  # (..., H, n, d_k), (..., H, n, S)
         return linear(merge(heads), w_o, b_o, "输出投影 @ w_o"), weights, _no_backward  # (..., n, D)
@@ -136,7 +144,9 @@ def decoder_layer_step(
     TypeError
         ``x_new`` 不是实数数组、``cache`` 不是 KVCache、``norm_first`` 不是 bool 等。
     ValueError
-        参数缺键或形状不对、D 不能被 num_heads 整除、缓存与这一层对不上或放不下（这些检查都在追加之前，出错时缓存不变）。
+        参数缺键或形状不对、D 不能被 num_heads 整除、缓存与这一层对不上或放不下（这些检查都在追加之前）；
+        输入有限但投影、注意力分数、残差或前馈网络溢出（在追加之后才发现的，缓存也撤回到这一步之前）。
+        出错时缓存总是不变。
 
     Examples
     --------
@@ -163,43 +173,23 @@ def decoder_layer_step(
 
 
 def decoder_layer_step_unchecked(x_new, p, H, cache, norm_first=True, eps=1e-5):
-    """``decoder_layer_step`` 的计算本身（输入已检查过）。逐词生成的循环里，参数在循环外检查一次，每一步直接用它。"""
-    steps, _ = encoder_layer_unchecked(x_new, p, H, None, norm_first, eps, True, attention=cached_attention(cache))
+    """``decoder_layer_step`` 的计算本身（输入已检查过）。逐词生成的循环里，参数在循环外检查一次，每一步直接用它。
+
+    就是 ``encoder_layer_unchecked``（``with_backward=False``：只做前向，不留反向要用的东西），注意力换成
+    ``cached_attention(cache)``。新词的 k、v 在注意力那一步追加进缓存；之后任何一步出错（例如前馈网络溢出），
+    缓存都撤回到这一步之前的长度再报错。
+    """
+    before = cache.length
+    try:
+        steps, _ = encoder_layer_unchecked(x_new, p, H, None, norm_first, eps, True, attention=cached_attention(cache),
+                                           with_backward=False)
+    except ValueError:
+        cache.truncate(before)  # 要么全做、要么全不做：撤回这一步追加的 k、v
+        raise
     return steps["out"], steps["weights"]  # (..., n, D), (..., H, n, S)
 
 
-# ---------------------------------------------------------------- 生成循环里的快路（只做 pre-LN、一次 1 个新词）
-
-
-def fast_layer_norm(x: np.ndarray, gamma: np.ndarray, beta: np.ndarray, eps: float = 1e-5) -> np.ndarray:
-    """``layer_norm`` 的快写法（不做检查、不防溢出）：(x - μ) / √(σ² + ε) · γ + β。生成时向量都是有限的普通大小，
-    两种写法相差不到 1e-15；逐词生成每一步要做 2L + 1 次，省下的检查和防溢出缩放占了一步的大半时间。"""
-    D = x.shape[-1]
-    centered = x - x.sum(axis=-1, keepdims=True) / D  # (..., D)
-    return centered / np.sqrt((centered * centered).sum(axis=-1, keepdims=True) / D + eps) * gamma + beta  # (..., D)
-
-
-def decoder_token_step_fast(x_new: np.ndarray, p: Mapping[str, np.ndarray], H: int, keys: np.ndarray,
-                            values: np.ndarray, length: int, eps: float = 1e-5) -> tuple[np.ndarray, np.ndarray]:
-    """一个新词走过一层 pre-LN 解码器层的快路（不做检查）：和 ``decoder_layer_step(x_new, p, H, cache)`` 算的是同一件事，
-    只是 k、v 存在调用者自己的数组里，数学写成几行矩阵乘法，不经过通用的检查和分派。
-
-    ``keys``、``values`` 形状 (H, capacity, d_k)，前 ``length`` 行是之前的词；新词的 k、v **写进**第 ``length`` 行
-    （和 ``KVCache.append`` 一样，这两个数组就是缓存）。``x_new`` (1, D) 不会被改动。
-    返回 ``(out (1, D), weights (H, 1, length + 1))``。``generation.generate`` 在循环外检查一次参数后，每一步用它；
-    测试核对它与 ``decoder_layer_step`` 相差不到 1e-12。
-    """
-    D = x_new.shape[-1]
-    d_k, S = D // H, length + 1
-    n1 = fast_layer_norm(x_new, p["ln1_gamma"], p["ln1_beta"], eps)  # (1, D)
-    q = (n1 @ p["w_q"] + p["b_q"]).reshape(H, 1, d_k)  # (H, 1, d_k)
-    keys[:, length] = (n1 @ p["w_k"] + p["b_k"]).reshape(H, d_k)  # (H, d_k) 新词的键存进缓存
-    values[:, length] = (n1 @ p["w_v"] + p["b_v"]).reshape(H, d_k)  # (H, d_k) 新词的值
-    scores = (q @ np.swapaxes(keys[:, :S], -1, -2)) * d_k ** -0.5  # (H, 1, S)
-    e = np.exp(scores - scores.max(axis=-1, keepdims=True))  # (H, 1, S)
-    weights = e / e.sum(axis=-1, keepdims=True)  # (H, 1, S)
-    heads = weights @ values[:, :S]  # (H, 1, d_k)
-    h = x_new + heads.transpose(1, 0, 2).reshape(1, D) @ p["w_o"] + p["b_o"]  # (1, D) 第一个残差
-    n2 = fast_layer_norm(h, p["ln2_gamma"], p["ln2_beta"], eps)  # (1, D)
-    f = np.maximum(n2 @ p["w_1"] + p["b_1"], 0) @ p["w_2"] + p["b_2"]  # (1, D)
-    return h + f, weights  # (1, D), (H, 1, S)
+def __getattr__(name: str):
+    if name in _REMOVED:
+        raise AttributeError(f"core.decoder.{name} 已经删掉了，请改用 {_REMOVED[name]}。")
+    raise AttributeError(f"模块 {__name__} 没有属性 {name!r}")

@@ -21,7 +21,7 @@ import numpy as np
 from .. import _validation as check
 from .softmax import softmax_unchecked
 
-__all__ = ["next_token_probs"]
+__all__ = ["next_token_probs", "check_knobs", "next_token_probs_unchecked"]
 
 
 def _temperature(t: object) -> float:
@@ -120,8 +120,17 @@ def next_token_probs(
     array([0.3898, 0.2364, 0.1434, 0.1434, 0.087 ])
     """
     x = check.as_real_array(logits, "logits", min_ndim=1)  # (..., V) 整数 → float64，float32 保持
+    return next_token_probs_unchecked(x, *check_knobs(temperature, top_k, top_p, x.shape[-1]))
+
+
+def check_knobs(temperature: object, top_k: object, top_p: object, V: int) -> tuple[float, int | None, float | None]:
+    """三个旋钮的检查（规则同 ``next_token_probs``），返回 ``(temperature, top_k, top_p)``。逐词生成在循环外查一次。"""
+    return _temperature(temperature), _top_k(top_k, V), _top_p(top_p)
+
+
+def next_token_probs_unchecked(x: np.ndarray, t: float, k: int | None, p: float | None) -> np.ndarray:
+    """``next_token_probs`` 的计算本身（打分和旋钮都已检查过，见 ``check_knobs``）。"""
     V = x.shape[-1]
-    t, k, p = _temperature(temperature), _top_k(top_k, V), _top_p(top_p)
     if t == 0:
         return _greedy(x)  # (..., V)
     with np.errstate(over="ignore"):  # 先减最大值再除以温度：最大的那个恰好是 0，极小的温度也只会下溢成 -inf

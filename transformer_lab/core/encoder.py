@@ -27,7 +27,7 @@ import numpy as np
 from .. import _validation as check
 from .feed_forward import ACTIVATIONS, feed_forward_vjp_unchecked
 from .guard import guarded_backward
-from .layer_norm import layer_norm_vjp_unchecked
+from .layer_norm import layer_norm_forward_unchecked, layer_norm_vjp_unchecked
 from .multihead import check_mha, multi_head_attention_vjp_unchecked
 
 __all__ = ["PARAM_KEYS", "init_encoder_params", "encoder_layer", "encoder_layer_vjp", "encoder_layer_backward",
@@ -132,31 +132,36 @@ def _check_layer(x, params, num_heads, mask, norm_first, eps, residual, activati
 
 
 def _residual(keep, x, fx, what):
-    """残差连接 keep · x + F(x)（keep = 1 有直路，0 去掉）：两个有限数相加也可能溢出，那时报错而不是交出 inf。"""
+    """残差连接 x + F(x)（keep = 1 有直路；keep = 0 去掉直路，只剩 F(x)）：两个有限数相加也可能溢出，那时报错而不是交出 inf。"""
     with np.errstate(over="ignore", invalid="ignore"):
-        out = keep * x + fx  # (..., T, D)
-    return check.finite_result(out, what, check.OVERFLOW_HINT)
+        out = x + fx if keep else 0.0 * x + fx  # (..., T, D)  keep = 1 时 1·x 就是 x，省一次乘法
+    return out if np.isfinite(out).all() else check.finite_result(out, what, check.OVERFLOW_HINT)
 
 
 def encoder_layer_unchecked(x, p, H, mask, norm_first, eps, residual, activation="relu",
-                            attention=multi_head_attention_vjp_unchecked):
+                            attention=multi_head_attention_vjp_unchecked, with_backward=True):
     """一层的前向（输入已检查过）：返回 (中间结果字典, 反向函数)。反向函数返回 x 和 16 个参数的梯度。
 
     ``attention(x, kv, ws, bs, H, mask) -> (out, weights, backward)`` 是这一层里的多头注意力，默认就是
     ``multi_head_attention_vjp_unchecked``；``core/decoder.py`` 换成看 KV 缓存的版本，得到逐词生成的一步。
     ``activation`` 是前馈网络的激活函数（``"relu"`` 或 BERT 的 ``"gelu"``）。
+    ``with_backward=False`` 只做前向（逐词生成用）：同样的每一步，只是不接出这一层的反向函数，返回 (中间结果, None)；
+    LayerNorm 用只做前向的 ``layer_norm_forward_unchecked``（普通大小的输入少算一半步骤，舍入可能差 1e-15 量级）。
     """
-    ws, bs = tuple(p[f"w_{n}"] for n in "qkvo"), tuple(p[f"b_{n}"] for n in "qkvo")
+    ws, bs = (p["w_q"], p["w_k"], p["w_v"], p["w_o"]), (p["b_q"], p["b_k"], p["b_v"], p["b_o"])
     ffn = (p["w_1"], p["b_1"], p["w_2"], p["b_2"])
     keep = 1.0 if residual else 0.0  # 残差那条直路：1 = 有，0 = 去掉（对照实验）
+    norm = layer_norm_vjp_unchecked if with_backward else layer_norm_forward_unchecked  # 只做前向时不留反向要用的东西
     if norm_first:  # pre-LN：h = x + MHA(LN₁(x))，out = h + FFN(LN₂(h))
-        n1, ln1_back = layer_norm_vjp_unchecked(x, p["ln1_gamma"], p["ln1_beta"], eps)  # (..., T, D)
+        n1, ln1_back = norm(x, p["ln1_gamma"], p["ln1_beta"], eps)  # (..., T, D)
         a, weights, mha_back = attention(n1, n1, ws, bs, H, mask)  # (..., T, D)
         h = _residual(keep, x, a, "第一个残差 x + MHA(LN₁(x))")  # (..., T, D)
-        n2, ln2_back = layer_norm_vjp_unchecked(h, p["ln2_gamma"], p["ln2_beta"], eps)  # (..., T, D)
+        n2, ln2_back = norm(h, p["ln2_gamma"], p["ln2_beta"], eps)  # (..., T, D)
         f, ffn_back = feed_forward_vjp_unchecked(n2, *ffn, activation)  # (..., T, D)
         out = _residual(keep, h, f, "第二个残差 h + FFN(LN₂(h))")  # (..., T, D)
         steps = {"x": x, "n1": n1, "a": a, "h": h, "n2": n2, "f": f, "out": out, "weights": weights}
+        if not with_backward:
+            return steps, None
 
         def backward(grad_out):
             grads = ffn_back(grad_out)
@@ -170,11 +175,13 @@ def encoder_layer_unchecked(x, p, H, mask, norm_first, eps, residual, activation
     # post-LN（论文）：h = LN₁(x + MHA(x))，out = LN₂(h + FFN(h))
     a, weights, mha_back = attention(x, x, ws, bs, H, mask)  # (..., T, D)
     u = _residual(keep, x, a, "第一个残差 x + MHA(x)")  # (..., T, D)
-    h, ln1_back = layer_norm_vjp_unchecked(u, p["ln1_gamma"], p["ln1_beta"], eps)  # (..., T, D)
+    h, ln1_back = norm(u, p["ln1_gamma"], p["ln1_beta"], eps)  # (..., T, D)
     f, ffn_back = feed_forward_vjp_unchecked(h, *ffn, activation)  # (..., T, D)
     v = _residual(keep, h, f, "第二个残差 h + FFN(h)")  # (..., T, D)
-    out, ln2_back = layer_norm_vjp_unchecked(v, p["ln2_gamma"], p["ln2_beta"], eps)  # (..., T, D)
+    out, ln2_back = norm(v, p["ln2_gamma"], p["ln2_beta"], eps)  # (..., T, D)
     steps = {"x": x, "a": a, "u": u, "h": h, "f": f, "v": v, "out": out, "weights": weights}
+    if not with_backward:
+        return steps, None
 
     def backward(grad_out):
         grads = {}

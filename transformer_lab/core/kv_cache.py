@@ -115,9 +115,12 @@ class KVCache:
         return x
 
     def _fits(self, x: np.ndarray, name: str) -> np.ndarray:
-        """转成缓存的 dtype；float64 的值超出 float32 的范围（约 ±3.4e38）时报错，而不是存进 inf。"""
+        """转成缓存的 dtype；float64 的值超出 float32 的范围（约 ±3.4e38）时报错，而不是存进 inf。
+        已经是缓存的 dtype 时直接用（不复制；有限性 ``_check_token`` 查过了）。"""
+        if x.dtype == self._k.dtype:
+            return x
         with np.errstate(over="ignore"):
-            out = x.astype(self._k.dtype, copy=False)
+            out = x.astype(self._k.dtype)
         if not np.all(np.isfinite(out)):
             raise ValueError(f"{name} 里有超出缓存 dtype={self._k.dtype} 范围的值（最大绝对值 {np.max(np.abs(x)):.3g}，"
                              f"{self._k.dtype} 最多约 {np.finfo(self._k.dtype).max:.3g}），存进去会变成 inf。"
@@ -144,11 +147,32 @@ class KVCache:
         Raises ``ValueError``：形状不对、缓存放不下（已满），或值超出缓存 dtype 的范围（float32 约 ±3.4e38）。
         出错时缓存不变。
         """
-        k, v = self._checked_kv(k, v)
+        self.append_unchecked(*self._checked_kv(k, v))
+
+    def append_unchecked(self, k: np.ndarray, v: np.ndarray) -> None:
+        """``append`` 的写入本身（形状、容量已由调用者检查过）：直接写进预先分配的数组，不另做副本。
+        逐词生成的一步（``core/decoder.py``）在循环外检查过缓存，之后每一步用它。"""
         n = k.shape[-2]
         self._k[..., self.length : self.length + n, :] = k  # (..., n, d_k) 写进缓存自己的数组
         self._v[..., self.length : self.length + n, :] = v  # (..., n, d_v)
         self.length += n
+
+    def truncate(self, length: int) -> None:
+        """撤回到只存前 ``length`` 个词（``length`` 不超过现在的词数）：后面那几格留在原处，但不再算数，
+        下次追加会覆盖它们。一步计算中途出错时用它把缓存恢复成这一步之前的样子。
+
+        Raises ``TypeError``、``ValueError``：``length`` 不是 [0, 现在的词数] 之内的整数。
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> cache = KVCache(capacity=3, d_k=1)
+        >>> cache.append(np.ones((2, 1)), np.ones((2, 1)))
+        >>> cache.truncate(1)
+        >>> cache.length, cache.keys.shape
+        (1, (1, 1))
+        """
+        self.length = check.int_in_range(length, "length", 0, self.length)
 
     def attend(self, q: np.ndarray, scale: float | None = None, block_size: int = 512) -> np.ndarray:
         """最后 n 个词的查询 q (..., n, d_k) 因果地看缓存里的全部键，返回 (..., n, d_v)。
@@ -185,9 +209,9 @@ class KVCache:
                              "提示：要让更早的词再查一次，请用 attend。")
         scale = None if scale is None else check.positive_real(scale, "scale")
         before = self.length
-        self.append(k, v)
+        self.append_unchecked(k, v)  # 上面已检查过：不再查第二遍
         try:
             return self.attend(q, scale)  # (..., n, d_v)
         except ValueError:
-            self.length = before  # 溢出：撤回这次追加（多写的几格在 length 之外，等于没写）
+            self.truncate(before)  # 溢出：撤回这次追加（多写的几格在 length 之外，等于没写）
             raise

@@ -15,8 +15,8 @@ import numpy as np
 from .. import _validation as check
 from .guard import guarded_backward
 
-__all__ = ["layer_norm", "layer_norm_backward", "normalize", "layer_norm_vjp_unchecked", "rows", "sum_leading",
-           "scale_shift"]
+__all__ = ["layer_norm", "layer_norm_backward", "normalize", "layer_norm_vjp_unchecked", "layer_norm_forward_unchecked",
+           "rows", "sum_leading", "scale_shift"]
 
 
 def rows(a: np.ndarray) -> np.ndarray:
@@ -33,15 +33,23 @@ def normalize(x: np.ndarray, eps: float) -> tuple[np.ndarray, np.ndarray]:
     """标准化的计算核（不做检查）：(x - μ) / √(σ² + ε) 以及 1 / √(σ² + ε)。
 
     先把每一行除以它的最大绝对值 s（结果不变：分子分母同除以 s），平方与求和就不会溢出，
-    例如 [1e300, -1e300, 0, 1] 也能算出有限的正确结果。
+    例如 [1e300, -1e300, 0, 1] 也能算出有限的正确结果。普通的行（s > 0，√(σ² + ε) / s 有限且大于 0）
+    走几步直接的算术、最后查一次；有全是 0 的行、s 极大或极小的行时，再用 ``np.where`` 逐行处理。两条路的算术完全相同。
     """
-    s = np.max(np.abs(x), axis=-1, keepdims=True)  # (..., 1)
-    s = np.where(s > 0, s, 1)  # 全是 0 的行：s = 1，结果是 0
-    y = x / s  # (..., D)，每个数都在 [-1, 1] 里
-    centered = y - y.mean(axis=-1, keepdims=True)  # (..., D)
-    var = (centered**2).mean(axis=-1, keepdims=True)  # (..., 1)，单位是 s²
+    D = x.shape[-1]
+    s = np.abs(x).max(axis=-1, keepdims=True)  # (..., 1)
     with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+        y = x / s  # (..., D)，每个数都在 [-1, 1] 里（全是 0 的行这里是 NaN，下面改走逐行的路）
+        centered = y - y.sum(axis=-1, keepdims=True) / D  # (..., D)  与 y.mean 同一种算法，只是少了几层调用
+        var = (centered * centered).sum(axis=-1, keepdims=True) / D  # (..., 1)，单位是 s²
         d = np.sqrt(var + (eps / s) / s)  # (..., 1) = √(σ² + ε) / s；s 极小时溢出成 inf，极大时 ε/s² 下溢成 0
+        inv_std = 1 / (s * d)  # (..., 1) = 1 / √(σ² + ε)
+        if np.isfinite(d + inv_std).all():  # 每行 0 < d < ∞ 且 s·d 不为 0：普通的行，一次查完
+            return centered / d, inv_std  # (..., D), (..., 1)
+        s = np.where(s > 0, s, 1)  # 全是 0 的行：s = 1，结果是 0
+        y = x / s
+        centered = y - y.sum(axis=-1, keepdims=True) / D
+        d = np.sqrt((centered * centered).sum(axis=-1, keepdims=True) / D + (eps / s) / s)
         x_hat = np.where(d > 0, centered / d, 0)  # d = 0：整行都一样 (σ = 0) 且 ε 可忽略，标准化后是 0
         ok = np.isfinite(d) & (d > 0)
         inv_std = np.where(ok, 1 / (s * d), np.asarray(eps, x.dtype) ** -0.5)  # 1 / √(σ² + ε)；d 不可用时 σ² 相对 ε 可忽略
@@ -143,10 +151,31 @@ def layer_norm_vjp_unchecked(x, gamma, beta, eps):
     return scale_shift(x_hat, gamma, beta), lambda grad_out: _grads(x_hat, inv_std, gamma, grad_out)  # (..., D)
 
 
+_TINY_EPS = 1e-280  # ε 不小于它时，平方下溢（小于约 1e-308）造成的误差相对 σ² + ε 可以忽略（< 1e-25）
+
+
+def layer_norm_forward_unchecked(x, gamma, beta, eps):
+    """只做前向的 LayerNorm（输入已检查过；逐词生成的那一层用它）：返回 ``(out, None)``，不交出反向函数。
+
+    普通大小的行直接按公式算 (x − μ) / √(σ² + ε)，步骤只有 ``normalize`` 的一半；平方会溢出（|x − μ| 超过约 1e154，
+    σ² 变成 inf）或 ε 小到平方的下溢不能忽略时，改用防溢出的 ``normalize``——所以极大、极小的输入照样算对。
+    两种算法只是舍入不同（相差 1e-15 量级）；训练和整段计算用 ``layer_norm_vjp_unchecked``，结果一位不变。
+    """
+    D = x.shape[-1]
+    with np.errstate(over="ignore", invalid="ignore"):
+        centered = x - x.sum(axis=-1, keepdims=True) / D  # (..., D)
+        var = (centered * centered).sum(axis=-1, keepdims=True) / D  # (..., 1) 有偏方差 σ²；溢出时是 inf 或 NaN
+    if eps >= _TINY_EPS and np.isfinite(var).all():
+        return scale_shift(centered / np.sqrt(var + eps), gamma, beta), None  # (..., D)
+    return scale_shift(normalize(x, eps)[0], gamma, beta), None  # (..., D) 防溢出的那条路
+
+
 def scale_shift(x_hat, gamma, beta):
     """γ ⊙ x̂ + β（计算核）：x̂ 有限，但 γ、β 很大时结果可能溢出——那时报错，而不是交出 inf。"""
     with np.errstate(over="ignore", invalid="ignore"):
         out = x_hat * gamma + beta  # (..., D)
+    if np.isfinite(out).all():  # 普通情况只查这一下
+        return out
     return check.finite_result(out, "LayerNorm 的缩放与平移 γ ⊙ x̂ + β", "提示：gamma、beta 的量级太大了。")
 
 

@@ -21,9 +21,9 @@ __all__ = ["softmax", "softmax_backward", "softmax_unchecked", "softmax_backward
 def softmax_unchecked(x: np.ndarray, axis: int = -1) -> np.ndarray:
     """不做检查的 softmax，供本包内部使用（允许 -inf，表示被掩掉的位置）。"""
     with np.errstate(over="ignore"):  # 相差超过 ~1.8e308 的两个分数：差值溢出成 -inf，e^-inf = 0 正是对的
-        shifted = x - np.max(x, axis=axis, keepdims=True)  # 减去最大值：e^x 不会溢出
+        shifted = x - x.max(axis=axis, keepdims=True)  # 减去最大值：e^x 不会溢出
     e = np.exp(shifted)
-    return e / np.sum(e, axis=axis, keepdims=True)
+    return e / e.sum(axis=axis, keepdims=True)
 
 
 def softmax(x: np.ndarray, axis: int = -1) -> np.ndarray:

@@ -15,7 +15,6 @@ from ..core.decoding import next_token_probs
 from ..lessons import runs as experiments
 from ..lessons.generation import generation_trace, next_token_logits
 from ..lessons.optim import as_run
-from ..lessons.tiny_gpt import sizes
 from ..plot.figure import CMAP
 from ..widgets.explorable import FRAME_CAP, Explorable, Slider
 
@@ -44,7 +43,7 @@ def _show_char(c: str) -> str:
 def _gpt_run(run: object, name: str = "run"):
     if run is None:
         return experiments.gpt()
-    return as_run(run, name, ("test_loss", "train_loss", "chars", "samples", "prompts"))
+    return as_run(run, name, ("test_loss", "train_loss", "chars", "samples", "prompts", "config"))
 
 
 def _prompt(prompt: object) -> str:
@@ -103,7 +102,7 @@ def next_token_bars(run: object = None, prompt: str = BAR_PROMPT) -> Explorable:
     """
     prompt = _prompt(prompt)  # 先查便宜的参数：不传 run 时下一行要先训练
     run = _gpt_run(run)
-    logits = next_token_logits(run["checkpoints"][-1], run["chars"], prompt, int(run["num_heads"]))
+    logits = next_token_logits(run["checkpoints"][-1], run["chars"], prompt)
     return Explorable(
         view=_BarsView,
         data={"logits": logits, "chars": run["chars"], "prompt": prompt},
@@ -226,9 +225,9 @@ def generation_steps(run: object = None, prompt: str = GEN_PROMPT, num_new: int 
     prompt = _prompt(prompt)  # 先查便宜的参数：不传 run 时下一行要先训练
     num_new = check.at_most(check.positive_int(num_new, "num_new"), "num_new", FRAME_CAP, "每写一个字是静态网页上的一帧")
     run = _gpt_run(run)
-    params = run["checkpoints"][-1]
-    trace = generation_trace(params, run["chars"], prompt, num_new, num_heads=int(run["num_heads"]))
-    num_layers = sizes(params)["num_layers"]
+    model = run["checkpoints"][-1]
+    trace = generation_trace(model, run["chars"], prompt, num_new)
+    num_layers = model.config.num_layers
     return Explorable(
         view=_StepView,
         data={"trace": trace, "num_layers": num_layers},

@@ -12,13 +12,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
 from .. import _validation as check
 from ..core.decoding import next_token_probs
-from .tiny_gpt import NUM_HEADS, check_tokens, forward
+from .tiny_gpt import TinyGPT, check_tokens, forward
 
 __all__ = ["find_loop", "temperature_effect", "future_influence", "ngram_overlap", "longest_copy"]
 
@@ -94,28 +94,27 @@ def temperature_effect(logits: np.ndarray, temperatures: Sequence[float]) -> dic
     return {"probs": probs, "entropy": entropy, "ranking": np.argsort(-probs, axis=-1, kind="stable")}
 
 
-def future_influence(params: Mapping[str, np.ndarray], tokens: np.ndarray, position: int, replacement: int,
-                     num_heads: int = NUM_HEADS) -> np.ndarray:
+def future_influence(model: TinyGPT, tokens: np.ndarray, position: int, replacement: int) -> np.ndarray:
     """把第 ``position`` 个字换成 ``replacement``，每个位置的打分 (logits) 最多变了多少：(T,)。
 
     因果掩码让每个位置只看自己和前面，所以 ``position`` 之前的位置一点不变（恰好是 0），从它起才变。
 
     Examples
     --------
-    >>> from transformer_lab.lessons.tiny_gpt import init_gpt
-    >>> p = init_gpt(6, np.random.default_rng(0), d_model=8, num_layers=2, d_ff=16, context=6)
-    >>> change = future_influence(p, np.array([1, 2, 3, 4, 5]), position=3, replacement=0, num_heads=2)
+    >>> from transformer_lab.lessons.tiny_gpt import GPTConfig, init_gpt
+    >>> model = init_gpt(GPTConfig(6, d_model=8, num_layers=2, num_heads=2, d_ff=16, context=6), np.random.default_rng(0))
+    >>> change = future_influence(model, np.array([1, 2, 3, 4, 5]), position=3, replacement=0)
     >>> change[:3].tolist(), bool(np.all(change[3:] > 0))
     ([0.0, 0.0, 0.0], True)
     """
-    tokens, info = check_tokens(params, tokens)
+    tokens, config = check_tokens(model, tokens)
     if tokens.ndim != 1:
         raise ValueError(f"tokens 必须是一维的字编号，收到的 shape={tokens.shape}。")
     position = check.index(position, "position", tokens.size, f"tokens 只有 {tokens.size} 个字")
-    replacement = check.index(replacement, "replacement", info["vocab_size"], f"字表只有 V={info['vocab_size']} 个字")
+    replacement = check.index(replacement, "replacement", config.vocab_size, f"字表只有 V={config.vocab_size} 个字")
     changed = np.where(np.arange(tokens.size) == position, replacement, tokens)  # (T,) 新数组，不改 tokens
-    before, _ = forward(params, tokens, num_heads)  # (T, V)
-    after, _ = forward(params, changed, num_heads)  # (T, V)
+    before, _ = forward(model, tokens)  # (T, V)
+    after, _ = forward(model, changed)  # (T, V)
     return np.max(np.abs(after - before), axis=-1)  # (T,)
 
 

@@ -225,14 +225,26 @@ def reversal(seed: int = 0, use_pe: bool = True) -> Run:
 
 def _train_gpt(seed: int) -> Run:
     run = tiny_gpt.train(np.random.default_rng(seed), **GPT)
-    samples = checkpoint_samples(run, GPT_PROMPTS, GPT_SAMPLE_LENGTH, GPT_SAMPLE_TEMPERATURE, seed, GPT["num_heads"])
+    samples = checkpoint_samples(run, GPT_PROMPTS, GPT_SAMPLE_LENGTH, GPT_SAMPLE_TEMPERATURE, seed)
     return run.with_fields(samples=samples, prompts=np.array(GPT_PROMPTS))
+
+
+def _gpt_on_disk(run: Run) -> Run:
+    """存进硬盘的样子（``stored`` 只存数组、数、字符串、字典）：每个模型拆成参数字典，config 拆成尺寸的字典。"""
+    return run.with_fields(checkpoints=[m.params for m in run["checkpoints"]], config=run["config"].sizes())
+
+
+def _gpt_from_disk(run: Run) -> Run:
+    """``_gpt_on_disk`` 的逆：同一个 config 配上每一份参数，检查点又是模型。"""
+    config = tiny_gpt.GPTConfig(**run["config"])
+    return run.with_fields(checkpoints=[tiny_gpt.TinyGPT(config, p) for p in run["checkpoints"]], config=config)
 
 
 @cache
 def _gpt(seed: int) -> Run:
     # 语料是 .txt，不在源代码的哈希里：把它的摘要也放进钥匙，换了语料存档就重算
-    return stored("gpt", lambda: _train_gpt(seed), seed, hashlib.sha256(load_corpus().encode()).hexdigest()[:16])
+    digest = hashlib.sha256(load_corpus().encode()).hexdigest()[:16]
+    return _gpt_from_disk(stored("gpt", lambda: _gpt_on_disk(_train_gpt(seed)), seed, digest))
 
 
 def gpt(seed: int = 0) -> Run:
@@ -242,8 +254,9 @@ def gpt(seed: int = 0) -> Run:
     Returns
     -------
     Run
-        （只读）``tiny_gpt.train`` 的全部字段，另加 ``samples`` (C, 3)：每个检查点接着 ``GPT_PROMPTS`` 里的三个提示词
-        各写 40 个字（温度 0.8，每段都从 ``default_rng(seed)`` 重新开始，差别只来自模型）；``prompts`` 这三个提示词。
+        （只读）``tiny_gpt.train`` 的全部字段（``checkpoints`` 是模型 ``TinyGPT``，尺寸在 ``config`` 里），另加
+        ``samples`` (C, 3)：每个检查点接着 ``GPT_PROMPTS`` 里的三个提示词各写 40 个字（温度 0.8，每段都从
+        ``default_rng(seed)`` 重新开始，差别只来自模型）；``prompts`` 这三个提示词。
     """
     return _gpt(_seed(seed))
 
