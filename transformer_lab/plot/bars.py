@@ -17,7 +17,7 @@ __all__ = ["Bars", "weight_bars", "HorizontalBars", "horizontal_bars"]
 
 @dataclass
 class Bars:
-    """``weight_bars`` 画出的柱子和柱顶数字，可用 ``update`` 换数据。"""
+    """``weight_bars`` 画出的柱子和柱顶数字，可用 ``set_values`` 换数据。"""
 
     bars: matplotlib.container.BarContainer
     texts: list
@@ -28,14 +28,19 @@ class Bars:
         return [*self.bars, *self.texts]
 
     def set_values(self, values: np.ndarray) -> None:
-        """换一组同长度的数值，只改柱高和数字。"""
+        """换一组同长度的数值，只改柱子的长短和数字。"""
         values = checks.values(values, "values", 1)
         if len(values) != len(self.bars):
             raise ValueError(f"values 的长度 {len(values)} 与画好的柱子数 {len(self.bars)} 不符。")
         for bar, text, value in zip(self.bars, self.texts, values):
-            bar.set_height(value)
-            text.set_y(value)
+            self._place(bar, text, value)
             text.set_text(f"{value:.2f}")
+
+    @staticmethod
+    def _place(bar, text, value: float) -> None:
+        """竖柱：柱高是数值，数字写在柱顶。"""
+        bar.set_height(value)
+        text.set_y(value)
 
 
 def weight_bars(
@@ -82,27 +87,14 @@ def weight_bars(
     return Bars(bars, texts)
 
 
-@dataclass
-class HorizontalBars:
-    """``horizontal_bars`` 画出的横柱和柱子右端的数字，可用 ``set_values`` 换数据。"""
+class HorizontalBars(Bars):
+    """``horizontal_bars`` 画出的横柱和柱子右端的数字（0 到 1 的权重），可用 ``set_values`` 换数据。"""
 
-    bars: matplotlib.container.BarContainer
-    texts: list
-
-    @property
-    def artists(self) -> list:
-        """随数据变化的图元（给可交互图的局部重画用）。"""
-        return [*self.bars, *self.texts]
-
-    def set_values(self, values: np.ndarray) -> None:
-        """换一组同长度的数值（0 到 1 的权重），只改柱长和数字。"""
-        values = checks.values(values, "values", 1)
-        if len(values) != len(self.bars):
-            raise ValueError(f"values 的长度 {len(values)} 与画好的柱子数 {len(self.bars)} 不符。")
-        for bar, text, value in zip(self.bars, self.texts, values):
-            bar.set_width(value)
-            text.set_x(value + 0.02)
-            text.set_text(f"{value:.2f}")
+    @staticmethod
+    def _place(bar, text, value: float) -> None:
+        """横柱：柱长是数值，数字写在柱子右端。"""
+        bar.set_width(value)
+        text.set_x(value + 0.02)
 
 
 def horizontal_bars(n: int, ax: Axes | None = None, color: str = "#31688e") -> HorizontalBars:
