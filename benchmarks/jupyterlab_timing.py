@@ -35,7 +35,7 @@ def first_image_seconds(page) -> float:
     """单独重跑第一个可交互图的单元格：从提示符出现新编号（单元格跑完）到新图片载入，用了几秒。
 
     等待用 ``page.wait_for_timeout``（不用 ``time.sleep``）：请求、控制台消息这些事件由本进程里的回调记下，
-    Playwright 的同步接口只在我们调用它时才处理回调，睡着时它们都挂着（见 ``lab_tools._wait_connected``）。"""
+    Playwright 的同步接口只在我们调用它时才处理回调，睡着时它们都挂着（见 ``tools.lab._wait_connected``）。"""
     cell = page.locator(".jp-CodeCell").filter(has=page.locator("img.widget-image")).first
     cell.scroll_into_view_if_needed()
     old_prompt = cell.locator(".jp-InputPrompt").text_content().strip()

@@ -4,7 +4,7 @@
   电脑上只取宽版的帧（``<picture>`` 按窗口宽度挑，见 ``widgets/static.py``）。
 
 1. 页面体积：每一页加载的全部字节（HTML、图片与帧、脚本、样式、字体）。
-   分两次量（``site_tools.weigh``，和 tests/test_phone.py 的上限测试同一个量法）：打开页面、MathJax 排完版时，
+   分两次量（``tools.site.weigh``，和 tests/site/test_phone.py 的上限测试同一个量法）：打开页面、MathJax 排完版时，
    以及从头滚到尾之后（不碰滑块：图快进入视野时只预取每个滑块左右一格的帧，碰了才取其余的帧，
    见 ``widgets/player.js``）。
    目标：手机上打开时 <= 2 MB、滚完全页 <= 6 MB；电脑上滚完全页 <= 6 MB。

@@ -153,7 +153,7 @@ def test_while_building_every_explorable_gives_its_first_frame_as_png_and_no_wid
 # ---------------------------------------------------------------- 手机和电脑上都读得清
 
 # 图在屏幕上有多宽（CSS px）：390 px 宽的手机上正文约 358 px，1280 px 宽的电脑上正文栏约 688 px。
-# 这里按这两个宽度估算；网站测试（tests/test_site.py）在浏览器里量真实的宽度。
+# 这里按这两个宽度估算；网站测试（tests/site/test_site.py）在浏览器里量真实的宽度。
 PHONE_COLUMN, LAPTOP_COLUMN = 358, 688
 PHONE_MIN_PX, LAPTOP_MIN_PX = 11, 12
 

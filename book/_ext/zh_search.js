@@ -19,7 +19,7 @@ var splitQuery = function (query) {
 /* 正文计分：替换 Sphinx 7.x searchtools.js 的 Search.performTermsSearch。它不是文档里的钩子（Sphinx 没有
  * 给“哪些页算命中”留钩子；html_search_scorer 只能给已经命中的页改分），原来的版本要求查询的每一块都出现在
  * 同一页，自然的问句（“为什么要除以根号”）于是一无所获。替换只动这一个函数，输入输出和原来一样；
- * Jupyter Book 1 把 Sphinx 锁在 7.x，升级时 tests/test_search.py 和 tests/test_extensions.py 会发现它失灵。
+ * Jupyter Book 1 把 Sphinx 锁在 7.x，升级时 tests/site/test_search.py 和 tests/site/test_extensions.py 会发现它失灵。
  *
  * 列出哪些页：查询切出的块（书里根本没有的块也算在总数里）至少一半出现在这一页。
  * 怎么排序：按命中的块加权计分，权重 = log(1 + 页数 / 含这一块的页数)（越少页面用到越重要）；

@@ -15,7 +15,7 @@ Sphinx 自带的中文搜索在建索引时用 jieba 分词，在浏览器里却
 
 ``splitQuery`` 由 Sphinx 给搜索语言的钩子 ``js_splitter_code`` 提供（有文档）；``Search.performTermsSearch`` 是
 Sphinx 的 searchtools.js（7.x）内部的函数，Sphinx 没有给“哪些页算命中”留钩子，只能替换它，升级 Sphinx 时要复查；
-tests/test_search.py 和 tests/test_extensions.py 会在它们失灵时失败。附录页降权用的是有文档的
+tests/site/test_search.py 和 tests/site/test_extensions.py 会在它们失灵时失败。附录页降权用的是有文档的
 ``html_search_scorer``（``search_scorer.js``，见 _config.yml）。那个文件里要降权的章（``REVISITING``）留空，
 由本扩展在 ``config-inited``（Sphinx 留给扩展改配置的事件）按章节表填上：``Chapter.revisits`` 为真的章号
 写进一份填好的 ``search_scorer.js``（放在 doctree 目录里），``html_search_scorer`` 改指向它。

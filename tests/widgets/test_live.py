@@ -1,6 +1,6 @@
 """``widgets/live.py``：有内核时的活滑块——ipywidgets 控件、同步到浏览器的状态、与引擎画出的 PNG 一致。
 
-书里每张图的活滑块在 tests/test_explorables.py；真的 JupyterLab 里的检查在 tests/test_jupyterlab.py。
+书里每张图的活滑块在 tests/test_explorables.py；真的 JupyterLab 里的检查在 tests/site/test_jupyterlab.py。
 """
 
 from __future__ import annotations

@@ -16,7 +16,7 @@ class FigureImage(widgets.Image):
     ``DOMWidgetView.updateTooltip``）一设 tooltip 就去读 ``description.length``，于是在 JupyterLab 4 里
     整张图换成一个控件报错框（ipywidgets PR #3921 修这个，尚未发布）。
     这里补上一个同步到前端的空 ``description``：前端读到 0，就把 tooltip 写成 <img title>。
-    ``tests/test_jupyterlab.py`` 在真的 JupyterLab 里检查它，也检查换回原版 Image 时测试会失败。
+    ``tests/site/test_jupyterlab.py`` 在真的 JupyterLab 里检查它，也检查换回原版 Image 时测试会失败。
     """
 
     # 报错框上的原文是 "Click to show javascript error."（写在注释里，不算书里用到的英文词）
