@@ -48,7 +48,10 @@ def test_the_page_covers_what_the_chapters_use():
     """评审列出的、各章代码里没解释过的写法，这一页都得演示到（出现在某段 python 代码里）。"""
     code = "\n".join(body for lang, body in blocks(PAGE.read_text(encoding="utf-8")) if lang == "python")
     for needle in [".shape", " @ ", ".T", "axis=0", "keepdims=True", "[:, None]", "np.where", "assert_allclose",
-                   "atol=", "rtol=", "e-08", "argsort()[::-1][:3]", ":.3f", ":.2e", "default_rng"]:
+                   "atol=", "rtol=", "e-08", "argsort()[::-1][:3]", ":.3f", ":.2e", "default_rng",
+                   # 第 9、10 章（评审 chapters-9-10 #14）
+                   "np.cumsum", "np.searchsorted", "np.isin", "np.bincount", "rng.choice(", "p=p", "np.unique",
+                   "np.argwhere", "~", " & ", ".astype(", "np.float32"]:
         assert needle in code, needle
     languages = {lang for lang, _ in blocks(PAGE.read_text(encoding="utf-8"))}
     assert languages == {"python", "text"}  # 只有这两种框：别的语言的框不会被检查

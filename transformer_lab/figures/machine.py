@@ -1,11 +1,19 @@
-"""全书的总图：一个 Transformer 从输入的词到"下一个词的概率"，每个方框写着它在哪一章算过。
+"""全书的总图：一个 Transformer 从输入的词元到最上面的输出，每个方框写着它在哪一章算过。
 
-前言、第 8 章末尾和第 9 章（解码器）用的是同一张图：``transformer_diagram()`` 画编码器式的一层层堆叠，
-``transformer_diagram(decoder=True)`` 把注意力换成带因果掩码的那一种（只看自己和前面的词）。
-方框从下往上排，和数据流动的方向一致；每个箭头旁写着那里的数组形状。宽版（电脑）把"第几章、做什么"
-写在方框右边；窄版（手机）图只有一半宽，方框里只写名字和章号，说明改成短句。
+同一个函数画两种机器，前言、第 8 章末尾和第 9 章用的就是它们：
 
-方框和章号的对应只写在 ``BOXES`` 这一张表里；章名取自 ``transformer_lab.chapters``，
+* ``transformer_diagram()``：**编码器**（第 8 章那一层叠 N 层，不带掩码）。这是原论文编码器和 BERT 的 post-LN
+  接法：先做工序、加上残差、再层归一化。每个位置都看得见整句话（包括后文），所以它最上面不是“下一个词的概率”
+  （那等于抄答案，第 9 章讲过），而是每个位置一个新向量 (T, D)，图上写着这些向量拿去做什么。
+* ``transformer_diagram(decoder=True)``：**只有解码器**的小 GPT（第 9 章，``lessons/gpt_model.py``）。它是 pre-LN
+  接法：每道工序之前先层归一化，工序的结果加回直路上（直路上没有 LN）；N 层之后再过一道 LN_f，
+  最后线性层 + softmax 给出每个位置“下一个字是字表里每个字的概率”，形状 (T, |𝒱|)。
+
+两张图底下都有同一句话：论文原版（2017）是编码器–解码器，解码器每层还多一道交叉注意力。
+方框从下往上排，和数据流动的方向一致；每个箭头旁写着那里的数组形状，蓝线是残差。宽版（电脑）把“第几章、做什么”
+写在方框右边；窄版（手机）图只有一半宽，方框里只写名字和章号。
+
+方框和章号的对应只写在 ``ENCODER``、``DECODER`` 这两张表里；章名取自 ``transformer_lab.chapters``，
 表里的章号不在书里时画图就报错（不会画出指向不存在的一章的方框）。
 """
 
@@ -20,7 +28,7 @@ from .. import chapters
 from ..plot.figure import MIN_FONT_PT
 from ..widgets.explorable import Explorable
 
-__all__ = ["Box", "BOXES", "transformer_diagram"]
+__all__ = ["Box", "Machine", "ENCODER", "DECODER", "ORIGINAL", "transformer_diagram"]
 
 TITLE_PT = 11.0
 NAME_PT = 10.0
@@ -33,11 +41,11 @@ class Box:
     Parameters
     ----------
     key : str
-        方框的代号（测试和说明文字里用）。
+        方框的代号（测试、残差线和颜色用）。
     name : str
         方框里写的名字。
     chapters : tuple of int
-        在哪几章算过它（第一个是主讲的那一章）。
+        在哪几章算过它。
     what : str
         宽版写在方框右边的一句说明。
     shape_out : str
@@ -54,89 +62,210 @@ class Box:
     in_layer: bool = False
 
 
-BOXES: tuple[Box, ...] = (
-    Box("embed", "词嵌入 + 位置编码", (1, 6), "查表得到词向量，再加上座位号", "(T, D)"),
-    Box("attention", "多头自注意力", (2, 3, 4, 5), "每个词问一问、听一听别的词", "(T, D)", True),
-    Box("add_norm_1", "残差相加 + 层归一化", (8,), "把听到的添进原来的笔记", "(T, D)", True),
-    Box("ffn", "前馈网络", (8,), "每个词各自想一想（中间 d_ff 维）", "(T, D)", True),
-    Box("add_norm_2", "残差相加 + 层归一化", (8,), "再添一次，整理成下一层的输入", "(T, D)", True),
-    Box("output", "线性层 + softmax", (9, 4), "每个位置变成词表上的概率", "(T, V)"),
+@dataclass(frozen=True)
+class Machine:
+    """一种机器的画法：从下往上的方框、两条残差线、最上面的输出写什么。
+
+    Parameters
+    ----------
+    boxes : tuple of Box
+        从下往上的方框。
+    skips : tuple of (str, str)
+        残差线：从哪个方框下面的箭头分出来，加进哪个方框（方框的 ``key``）。
+    result, result_short : str
+        最上面那句话（宽版、窄版）。
+    uses : tuple of str
+        宽版写在最上面那句话旁边的几行说明（可以没有）；窄版把它们接起来重新折行。
+    title, title_short : str
+        图里的标题（宽版、窄版）。
+    """
+
+    boxes: tuple[Box, ...]
+    skips: tuple[tuple[str, str], ...]
+    result: str
+    result_short: str
+    uses: tuple[str, ...]
+    title: str
+    title_short: str
+
+
+# 编码器：原论文编码器和 BERT 的 post-LN（先相加、再归一化）。不带掩码：每个位置看得见后文，所以输出的是向量。
+ENCODER = Machine(
+    boxes=(
+        Box("embed", "词嵌入 + 位置编码", (1, 6), "查表得到词向量，再加上座位号", "(T, D)"),
+        Box("attention", "多头自注意力", (2, 3, 4, 5), "每个词问一问、听一听全句的词", "(T, D)", True),
+        Box("add_norm_1", "残差相加 + 层归一化", (8,), "把听到的添进原来的笔记", "(T, D)", True),
+        Box("ffn", "前馈网络", (8,), "每个词各自想一想（中间 d_ff 维）", "(T, D)", True),
+        Box("add_norm_2", "残差相加 + 层归一化", (8,), "再添一次，整理成下一层的输入", "(T, D)", True),
+    ),
+    skips=(("attention", "add_norm_1"), ("ffn", "add_norm_2")),
+    result="每个位置一个新向量",
+    result_short="每个位置一个新向量",
+    uses=("拿去做什么：BERT 用它猜被遮住的词；", "第 10 章的模型把它们平均成句向量；",
+          "第 8 章的倒序模型再接一个线性层，", "猜每个位置该输出的符号"),
+    title="编码器：每个方框在哪一章算过",
+    title_short="编码器（每个词看全句）",
 )
-# 解码器（第 9 章）里换掉的那一个方框：注意力只看自己和前面的词
-CAUSAL_ATTENTION = Box("attention", "带因果掩码的多头自注意力", (8, 5), "只听自己和前面的词", "(T, D)", True)
+
+# 只有解码器的小 GPT（第 9 章，lessons/gpt_model.py）：pre-LN，N 层之后再过一道 LN_f，最后是输出层。
+DECODER = Machine(
+    boxes=(
+        Box("embed", "字嵌入 + 位置表", (1, 6, 9), "查表得到字向量，再加上学出来的位置向量", "(T, D)"),
+        Box("ln_1", "层归一化", (8,), "先把每个字的向量整理好", "(T, D)", True),
+        Box("attention", "带因果掩码的多头自注意力", (2, 3, 4, 5, 7, 8), "只听自己和前面的字", "(T, D)", True),
+        Box("add_1", "残差相加", (8,), "把听到的加回直路（直路上没有 LN）", "(T, D)", True),
+        Box("ln_2", "层归一化", (8,), "再整理一次", "(T, D)", True),
+        Box("ffn", "前馈网络", (8,), "每个字各自想一想（中间 d_ff 维）", "(T, D)", True),
+        Box("add_2", "残差相加", (8,), "再加回直路，成为下一层的输入", "(T, D)", True),
+        Box("ln_f", r"最后的层归一化 $\mathrm{LN}_f$", (9,), "叠完 N 层，再整理一次", "(T, D)"),
+        Box("output", "线性层 + softmax", (4, 9), "每个位置变成字表上的概率", r"(T, $|\mathcal{V}|$)"),
+    ),
+    skips=(("ln_1", "add_1"), ("ln_2", "add_2")),
+    result="每个位置：下一个字是字表里每个字的概率",
+    result_short="每个位置：下一个字的概率",
+    uses=(),
+    title="只有解码器（第 9 章的小 GPT，pre-LN）",
+    title_short="解码器：每个字只看前面",
+)
+
+# 两张图底下的同一句话（第 8 章讲一层时在括号里提过交叉注意力）
+ORIGINAL = ("论文原版（2017）是编码器–解码器：原文图 1 左边一摞编码器，右边一摞解码器；"
+            "解码器每层还多一道交叉注意力，去看编码器的输出（第 8 章提过一句）。")
+
+COLOURS = {"embed": "#dbe9f6", "attention": "#fde2c8", "ffn": "#efe0f4", "output": "#dbe9f6",
+           "add_norm_1": "#e3f1dc", "add_norm_2": "#e3f1dc", "ln_1": "#e3f1dc", "ln_2": "#e3f1dc", "ln_f": "#e3f1dc",
+           "add_1": "#eeeeee", "add_2": "#eeeeee"}
 
 
 def _chapter_label(numbers: tuple[int, ...]) -> str:
-    """(2, 3, 4, 5) → "第 2–5 章"；(1, 6) → "第 1、6 章"。"""
-    ordered = sorted(numbers)
-    if len(ordered) > 2 and ordered == list(range(ordered[0], ordered[-1] + 1)):
-        return f"第 {ordered[0]}–{ordered[-1]} 章"
-    return "第 " + "、".join(str(n) for n in ordered) + " 章"
-
-
-def _diagram_boxes(decoder: bool = False) -> list[Box]:
-    """总图从下往上的方框（``decoder=True`` 时注意力带因果掩码）。每个章号都必须在书的章节表里。
+    """章号写成一句：三章以上连着的写成区间，其余用顿号。
 
     Examples
     --------
-    >>> [b.key for b in _diagram_boxes()][:3]
+    >>> _chapter_label((2, 3, 4, 5)), _chapter_label((1, 6)), _chapter_label((2, 3, 4, 5, 7, 8))
+    ('第 2–5 章', '第 1、6 章', '第 2–5、7、8 章')
+    """
+    ordered = sorted(set(numbers))
+    runs: list[list[int]] = []
+    for n in ordered:
+        if runs and n == runs[-1][-1] + 1:
+            runs[-1].append(n)
+        else:
+            runs.append([n])
+    parts = [f"{r[0]}–{r[-1]}" if len(r) > 2 else "、".join(map(str, r)) for r in runs]
+    return "第 " + "、".join(parts) + " 章"
+
+
+def _wrap(text: str, width: int) -> str:
+    """按字数折行（一个汉字算 1，一个 ASCII 字符算 0.5），标点不放在行首。
+
+    Examples
+    --------
+    >>> _wrap("一二三，四五六七", 3)
+    '一二三，\\n四五六\\n七'
+    """
+    lines, line, used = [], "", 0.0
+    for ch in text:
+        w = 0.5 if ch.isascii() else 1.0
+        if used + w > width and line and ch not in "，。；：、）":
+            lines.append(line)
+            line, used = "", 0.0
+        line += ch
+        used += w
+    return "\n".join([*lines, line])
+
+
+def _machine(decoder: bool = False) -> Machine:
+    """``decoder`` 选中的那一种机器。每个章号都必须在书的章节表里。
+
+    Examples
+    --------
+    >>> [b.key for b in _machine().boxes][:3]
     ['embed', 'attention', 'add_norm_1']
-    >>> _diagram_boxes(decoder=True)[1].name
-    '带因果掩码的多头自注意力'
+    >>> [b.key for b in _machine(decoder=True).boxes][-2:]
+    ['ln_f', 'output']
     """
     if not isinstance(decoder, bool):
         raise TypeError(f"decoder 必须是 True 或 False，收到的是 {decoder!r}（{type(decoder).__name__}）。")
-    boxes = [CAUSAL_ATTENTION if decoder and b.key == "attention" else b for b in BOXES]
+    machine = DECODER if decoder else ENCODER
     known = chapters.numbers()
-    for box in boxes:
+    for box in machine.boxes:
         missing = [n for n in box.chapters if n not in known]
         if missing:
             raise ValueError(f"总图的方框“{box.name}”指向第 {missing} 章，可书的章节表里只有第 "
-                             f"{known[0]}–{known[-1]} 章：先在 chapters.py 里加上这一章，或改 BOXES。")
-    return boxes
+                             f"{known[0]}–{known[-1]} 章：先在 chapters.py 里加上这一章，或改 machine.py 里的表。")
+    return machine
+
+
+def _span(count: int, narrow: bool, uses: int) -> tuple[float, float]:
+    """纵向排版（单位：一格 = 相邻两个方框的距离）：(第一个方框的 y, 整张图的顶)。``uses`` 是输出旁说明的行数。"""
+    line = 0.3 if narrow else 0.34
+    caption = len(_wrap(ORIGINAL, _caption_width(narrow)).split("\n")) * line + 0.15
+    first = caption + 0.82
+    above = (0.45 + uses * line) if narrow else max(0.45, uses * line - 0.25)
+    return first, first + count + above
+
+
+def _caption_width(narrow: bool) -> int:
+    """图下那句说明每行几个字。"""
+    return 25 if narrow else 47
 
 
 class _MachineView:
-    """从下往上：输入 → 词嵌入 → N 层（虚线框，残差绕过注意力和前馈网络）→ 输出层 → 概率。"""
+    """从下往上：输入 → 方框 → … → 最上面的输出；中间一层用虚线框起来（× N），两条蓝色残差线；最底下一行原论文的说明。"""
 
-    def __init__(self, fig, axes, layout, boxes, decoder):
+    def __init__(self, fig, axes, layout, machine, decoder):
         (ax,) = axes
         narrow = layout.narrow
-        n = len(boxes)
-        # 坐标：横轴 0–10（宽版方框在 0.9–4.9，说明在右边；窄版方框占 1.0–8.0）；纵轴每个方框一格
+        boxes = machine.boxes
+        uses = "\n".join(machine.uses)
+        first, top = _span(len(boxes), narrow, len(machine.uses))
         x0, x1 = (1.0, 8.0) if narrow else (0.9, 4.9)
-        step, height = 1.0, 0.58
-        ys = np.arange(n) * step + 1.0
+        step, height = 1.0, (0.64 if narrow else 0.56)
+        ys = first + np.arange(len(boxes)) * step
         ax.set_xlim(0, 10)
-        ax.set_ylim(0.05, ys[-1] + 1.25)
+        ax.set_ylim(0, top)
         ax.axis("off")
-        colours = {"embed": "#dbe9f6", "attention": "#fde2c8", "add_norm_1": "#e3f1dc", "ffn": "#efe0f4",
-                   "add_norm_2": "#e3f1dc", "output": "#dbe9f6"}
         mid = (x0 + x1) / 2
         for box, y in zip(boxes, ys):
             ax.add_patch(FancyBboxPatch((x0, y - height / 2), x1 - x0, height, boxstyle="round,pad=0.02,rounding_size=0.12",
-                                        facecolor=colours[box.key], edgecolor="#444444", linewidth=1.0))
+                                        facecolor=COLOURS[box.key], edgecolor="#444444", linewidth=1.0))
             label = _chapter_label(box.chapters)
             if narrow:
-                ax.text(mid, y + 0.1, box.name, ha="center", va="center", fontsize=NAME_PT)
+                ax.text(mid, y + 0.13, box.name, ha="center", va="center", fontsize=NAME_PT)
                 ax.text(mid, y - 0.16, label, ha="center", va="center", fontsize=MIN_FONT_PT, color="#333333")
             else:
                 ax.text(mid, y, box.name, ha="center", va="center", fontsize=NAME_PT)
-                ax.text(x1 + 0.35, y + 0.12, label, ha="left", va="center", fontsize=MIN_FONT_PT, weight="bold")
-                ax.text(x1 + 0.35, y - 0.14, box.what, ha="left", va="center", fontsize=MIN_FONT_PT, color="#333333")
-        # 箭头：输入 → 第一个方框 → … → 最后一个方框 → 输出；旁边写形状
+                ax.text(x1 + 0.35, y + 0.13, label, ha="left", va="center", fontsize=MIN_FONT_PT, weight="bold")
+                ax.text(x1 + 0.35, y - 0.15, box.what, ha="left", va="center", fontsize=MIN_FONT_PT, color="#333333")
+        # 箭头：输入 → 第一个方框 → … → 最后一个方框 → 输出；旁边写形状（写在箭头左边，右边是残差线）
         arrow = dict(arrowstyle="-|>", color="#333333", linewidth=1.1, shrinkA=0, shrinkB=0)
-        shape_x = mid - 0.15  # 形状写在箭头左边（右边是残差线）
-        ax.annotate("", xy=(mid, ys[0] - height / 2), xytext=(mid, 0.3), arrowprops=arrow)
-        ax.text(mid, 0.18, "输入：T 个词元（编号）" if not narrow else "输入：T 个词元", ha="center", va="center",
+        ax.annotate("", xy=(mid, ys[0] - height / 2), xytext=(mid, first - 0.55), arrowprops=arrow)
+        ax.text(mid, first - 0.74, "输入：T 个词元（编号）" if not narrow else "输入：T 个词元", ha="center", va="center",
                 fontsize=MIN_FONT_PT)
-        for (box, y), y_next in zip(zip(boxes, ys), [*ys[1:], ys[-1] + step]):
+        for box, y, y_next in zip(boxes, ys, [*ys[1:], ys[-1] + step]):
             ax.annotate("", xy=(mid, y_next - height / 2), xytext=(mid, y + height / 2), arrowprops=arrow)
-            ax.text(shape_x, (y + y_next) / 2, box.shape_out, ha="right", va="center", fontsize=MIN_FONT_PT,
+            ax.text(mid - 0.15, (y + y_next) / 2, box.shape_out, ha="right", va="center", fontsize=MIN_FONT_PT,
                     color="#555555")
-        top = "下一个词的概率" if narrow else "每个位置：下一个词是词表里每个词的概率"
-        ax.text(mid, ys[-1] + step - height / 2 + 0.12, top, ha="center", va="bottom", fontsize=MIN_FONT_PT)
-        # 重复 N 次的那一层：虚线框，旁边写 × N
+        result_y = ys[-1] + step - height / 2 + 0.08
+        ax.text(mid, result_y, machine.result_short if narrow else machine.result, ha="center", va="bottom",
+                fontsize=NAME_PT, weight="bold")
+        if uses and narrow:  # 窄版：说明写在输出上面，整行宽
+            ax.text(5.0, result_y + 0.4, uses, ha="center", va="bottom", fontsize=MIN_FONT_PT, color="#333333",
+                    linespacing=1.35)
+        elif uses:  # 宽版：说明写在右边那一栏，和输出齐平往上排
+            ax.text(x1 + 0.35, result_y - 0.2, uses, ha="left", va="bottom", fontsize=MIN_FONT_PT, color="#333333",
+                    linespacing=1.35)
+        self._layer_frame(ax, boxes, ys, height, x0, x1, narrow)
+        self._residuals(ax, machine, ys, height, mid, x1, narrow)
+        ax.text(5.0, 0.05, _wrap(ORIGINAL, _caption_width(narrow)), ha="center", va="bottom", fontsize=MIN_FONT_PT,
+                color="#555555", linespacing=1.35)
+        ax.set_title(machine.title_short if narrow else machine.title, fontsize=TITLE_PT)
+        self.drawn = {"y": ys}
+
+    @staticmethod
+    def _layer_frame(ax, boxes, ys, height, x0, x1, narrow):
+        """重复 N 次的那一层：虚线框，左边竖着写 × N 层。"""
         layer = [y for box, y in zip(boxes, ys) if box.in_layer]
         lo, hi = layer[0] - height / 2 - 0.36, layer[-1] + height / 2 + 0.07
         frame_x0, frame_x1 = x0 - (0.15 if narrow else 0.2), x1 + (0.75 if narrow else 0.25)
@@ -144,32 +273,37 @@ class _MachineView:
                                     facecolor="none", edgecolor="#777777", linewidth=1.0, linestyle="--"))
         ax.text(frame_x0 - 0.15, (lo + hi) / 2, "× N 层", ha="right", va="center", rotation=90, fontsize=MIN_FONT_PT,
                 color="#555555")
-        # 残差：从一个方框下面的箭头分出来，绕到右边，加进"残差相加"那个方框
+
+    @staticmethod
+    def _residuals(ax, machine, ys, height, mid, x1, narrow):
+        """残差：从一个方框下面那段箭头的中间分出来，绕到右边，加进“相加”的那个方框。"""
+        keys = [b.key for b in machine.boxes]
         skip_x = x1 + (0.35 if narrow else 0.12)
-        for key, into in (("attention", "add_norm_1"), ("ffn", "add_norm_2")):
-            start = ys[[b.key for b in boxes].index(key)] - height / 2 - 0.17  # 方框下面那段箭头的中间
-            end = ys[[b.key for b in boxes].index(into)]
+        for start_key, into in machine.skips:
+            start = ys[keys.index(start_key)] - height / 2 - 0.2
+            end = ys[keys.index(into)]
             ax.plot([mid, skip_x, skip_x], [start, start, end], color="#2b7bba", linewidth=1.2)
             ax.annotate("", xy=(x1, end), xytext=(skip_x, end),
                         arrowprops=dict(arrowstyle="-|>", color="#2b7bba", linewidth=1.2, shrinkA=0, shrinkB=0))
-        title = ("解码器：每个词只看前面" if decoder else "整个 Transformer") if narrow else (
-            "整个 Transformer（解码器：注意力只看自己和前面的词）" if decoder else "整个 Transformer：每个方框在哪一章算过")
-        ax.set_title(title, fontsize=TITLE_PT)
-        self.drawn = {"y": ys}
 
     def update(self):
         return dict(self.drawn)
 
 
 def transformer_diagram(decoder: bool = False) -> Explorable:
-    """全书的总图：输入的词 → 词嵌入 + 位置编码 → N 层 [多头自注意力 → 残差相加 + 层归一化 → 前馈网络 →
-    残差相加 + 层归一化] → 线性层 + softmax → 下一个词的概率。每个方框写着在哪一章算过，箭头旁写着数组形状，
-    蓝线是残差。（这是原论文的 post-LN 画法：先相加再归一化；第 8 章也讲了先归一化的 pre-LN。）
+    """全书的总图。每个方框写着在哪一章算过，箭头旁写着数组形状，蓝线是残差，最底下一句说明原论文的样子。
+
+    * ``decoder=False``（第 8 章）：编码器，原论文编码器和 BERT 的 post-LN 接法。输入的词元 → 词嵌入 + 位置编码 →
+      N 层 [多头自注意力 → 残差相加 + 层归一化 → 前馈网络 → 残差相加 + 层归一化] → 每个位置一个新向量 (T, D)。
+      它看得见后文，所以不画“下一个词的概率”。
+    * ``decoder=True``（第 9 章，前言）：只有解码器的小 GPT，pre-LN 接法。字嵌入 + 位置表 → N 层 [层归一化 →
+      带因果掩码的多头自注意力 → 残差相加；层归一化 → 前馈网络 → 残差相加] → LN_f → 线性层 + softmax →
+      每个位置：下一个字是字表里每个字的概率 (T, |𝒱|)。
 
     Parameters
     ----------
     decoder : bool, default False
-        True：画第 9 章的解码器（注意力带因果掩码，每个词只看自己和前面的词）。
+        True：画第 9 章的小 GPT（注意力带因果掩码，每个字只看自己和前面的字）。
 
     Returns
     -------
@@ -181,20 +315,28 @@ def transformer_diagram(decoder: bool = False) -> Explorable:
     TypeError
         ``decoder`` 不是 bool。
     ValueError
-        ``BOXES`` 里的章号不在书的章节表里。
+        表里的章号不在书的章节表里。
 
     Examples
     --------
     >>> transformer_diagram().layout("narrow").size[0] <= 3.6
     True
     """
-    boxes = _diagram_boxes(decoder)
-    steps = "；".join(f"{b.name}（{_chapter_label(b.chapters)}，输出 {b.shape_out}）" for b in boxes)
-    kind = "解码器式（注意力带因果掩码）的" if decoder else ""
+    machine = _machine(decoder)
+    steps = "；".join(f"{b.name}（{_chapter_label(b.chapters)}，输出 {b.shape_out}）" for b in machine.boxes)
+    layer = sum(b.in_layer for b in machine.boxes)
+    kind = ("只有解码器的 Transformer（第 9 章的小 GPT，pre-LN：每道工序之前先层归一化）" if decoder
+            else "Transformer 编码器（原论文编码器和 BERT 的 post-LN：先相加再层归一化）")
+    uses = "".join(machine.uses)
+    alt = (f"一张从下往上的方框图，画的是{kind}：输入 T 个词元，依次经过 {steps}；最上面是“{machine.result}”。"
+           f"{uses + '。' if uses else ''}中间 {layer} 个方框组成一层，虚线框表示重复 N 次，两条蓝色的残差线各绕过一道工序。"
+           f"图下的说明：{ORIGINAL}").replace("$", "").replace(r"\mathrm{LN}_f", "LN_f").replace(r"\mathcal{V}", "𝒱")
+    n = len(machine.boxes)
+    wide_h = 0.56 * _span(n, False, len(machine.uses))[1] + 0.4
+    narrow_h = 0.6 * _span(n, True, len(machine.uses))[1] + 0.4
     return Explorable(
-        view=_MachineView, sliders=[], data={"boxes": boxes, "decoder": decoder},
+        view=_MachineView, sliders=[], data={"machine": machine, "decoder": decoder},
         title="整个 Transformer" + ("：解码器" if decoder else ""),
-        alt=(f"一张从下往上的{kind}Transformer 方框图：输入 T 个词元，依次经过 {steps}；"
-             "中间四个方框组成一层，虚线框表示重复 N 次，两条蓝色的残差线分别绕过注意力和前馈网络。"),
-        size=(6.8, 5.6), narrow_size=(3.6, 6.2),
+        alt=alt.replace("{", "{{").replace("}", "}}"),
+        size=(6.8, round(wide_h, 2)), narrow_size=(3.6, round(narrow_h, 2)),
     )

@@ -24,11 +24,14 @@ def questions() -> list[Question]:
     return [
         Question(
             "seed-it-animal", 2, "图 1：点一个词，看它在听谁", "易错题", "choice",
-            "“The animal didn't cross the street because it was too tired.” 里，模型靠什么让 it 指向 animal 而不是 street？",
+            "在第 2 章设计的模型里，“The animal didn't cross the street because it was too tired.” 这一句，"
+            "靠什么让 it 指向 animal 而不是 street？",
             choices=("it 的查询向量 Q 和 animal 的键 K 点积大、和 street 的 K 点积小；softmax 后 animal 的权重大，it 的新表示里 animal 的 V 占大头",
                      "模型里写死了一条规则：代词指最近的名词",
                      "靠位置：animal 离 it 比 street 更近"),
-            why=("对。分数是当场算出来的（Q·K），权重是 softmax 给的，新表示是 V 的加权平均——三步合起来完成了指代。",
+            why=("对。在第 2 章手工设计的权重里，分数是当场算出来的（Q·K），权重是 softmax 给的，新表示是 V 的加权平均——"
+                 "三步合起来让 it 指向了 animal。第 10 章在真模型里量过：没有一个头这样做——72 个头里，没有一个像第 2 章"
+                 "设计的头那样，把大部分注意力直接投给正确的名词。",
                  "不对。要是“指最近的名词”，it 反而会指向 street。注意力没有写死的规则，权重由 Q·K 算出。",
                  "不对。street 离 it 更近。决定权重的是 Q 和 K 的匹配（“累”配得上动物），不是距离。"),
             correct=0, from_seed=True),
