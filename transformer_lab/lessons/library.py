@@ -103,7 +103,7 @@ def library_experiment(num_shelves: int, num_books: int, rng: np.random.Generato
 
     每本书 x = [主题 a, 主题 b, 页数, 难度]，四个数都独立服从标准正态分布（为讲解设计的坐标）。
     键 k = x W_K 只含主题（标签），值 v = x W_V 只含页数和难度（内容），d_k = d_v = 2。
-    每个书架一张随机字条 q = sharpness × (随机方向)，做一次缩放点积注意力。
+    每个书架一次随机的查询 q（检索词） = sharpness × (随机方向)，做一次缩放点积注意力。
 
     Parameters
     ----------
@@ -113,7 +113,7 @@ def library_experiment(num_shelves: int, num_books: int, rng: np.random.Generato
         每个书架上的书数 S。
     rng : np.random.Generator
     sharpness : float
-        字条的长度：越长，注意力越集中在最对口的那本书上。
+        查询的长度：越长，注意力越集中在最对口的那本书上。
 
     Returns
     -------
