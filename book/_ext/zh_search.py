@@ -115,6 +115,10 @@ def glossary_synonyms(text: str) -> list[dict]:
                 names += [n.strip() for n in english.groups() if n]
             names += [a.strip() for a in ALIAS.findall(first)]
             entries.append({"names": list(dict.fromkeys(n for n in names if n)), "pages": _pages(definition)})
+    # 别名是另一个术语的一部分时不算同义：“参数，也叫权重”的“权重”在“注意力权重”里是另一个意思
+    terms = [e["names"][0] for e in entries]
+    for e in entries:
+        e["names"] = e["names"][:1] + [n for n in e["names"][1:] if not any(n in t and n != t for t in terms)]
     return entries
 
 
