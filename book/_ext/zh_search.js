@@ -100,8 +100,9 @@ if (typeof Documentation !== "undefined" && Documentation.TRANSLATIONS) {
  *   拉丁字母的词：索引里有它（不计下划线：“dk” 找到 “d_k”；三个字母以上也认部分匹配：“soft” 找到 “softmax”，
  *     “layer” 找到 “LayerNorm”）。
  *   汉字的词：它的每个两字块都在这一页（书里原样有这个词：“权重矩阵”）。
- *   LONG 个字以上的一段（“点积越大越相似”）多半是几个词连写，不知道边界在哪：这一页能用自己有的两字块把它
- *     铺满就算（“点积|越大|越|相似”，单字最多一个、只在字数是奇数时），不要求“大越”“越相”这种跨词的块。
+ *   LONG 个字以上的一段（“越大越相似”），或书里哪一页也没有原样写出的四个字以上的一段（“温度采样”），多半是
+ *     几个词连写，不知道边界在哪：这一页能用自己有的两字块把它铺满就算（“越大|越|相似”，单字最多一个、只在
+ *     字数是奇数时），不要求“大越”“度采”这种跨词的块；书里没有的块（“全然无关”的“全然”）铺不上。
  *   同义词：术语的任何一种说法在这一页都算（“自注意力”找到只写 self-attention 的页）。
  *   书里哪一页都没有的词不算（“优点”书里没有）。
  * 列出哪些页：至少有一个词（的一部分）出现在这一页；只要查询里有一个词书里有，结果就不会是空的。
@@ -109,7 +110,8 @@ if (typeof Documentation !== "undefined" && Documentation.TRANSLATIONS) {
  * 词的权重之和（只有一部分两字块时按比例）/ 全部权重；标题里有再加一遍，术语表（记号表）说讲这个术语的页面
  * 也再加一遍（索引里只有“哪些页有这个块”，没有次数；讲它的是哪一章，书自己写在术语表里）；查询里相邻的两个
  * 汉字的词在这一页原样连着（“交叉注意力”，不只是“交叉熵”和“注意力”）也加它的权重。
- * 查询的每个词都在的页再加 ALL_WORDS（search_scorer.js），排在只有一部分词的页前面。 */
+ * 查询的每个词都在的页再加 ALL_WORDS（search_scorer.js），排在只有一部分词的页前面（书里没有一页整个有的词
+ * 不在这个要求里：没有哪一页能满足它）。 */
 if (typeof Search !== "undefined") {
   Search.performTermsSearch = function (searchTerms, excludedTerms) {
     var index = Search._index;
@@ -156,11 +158,28 @@ if (typeof Search !== "undefined") {
         return block(word)[where].has(file) ? 1 : 0;
       }
       var parts = bigrams(word), got = 0, all = 0;
-      parts.forEach(function (b) { var t = block(b); all += t.idf; if (t[where].has(file)) got += t.idf; });
-      if (got === all && all > 0) return 1;
+      parts.forEach(function (b) {  // 书里没有的块（“全然”）当作最少见的块：它缺了，这个词就不算整个在
+        var t = block(b), idf = t.body.size ? t.idf : Math.log(1 + docCount);
+        all += idf;
+        if (t[where].has(file)) got += idf;
+      });
+      if (got === all) return 1;
       var chars = Array.from(word);
-      if (!verbatim && chars.length >= LONG && tiles(chars, file, where) <= chars.length % 2) return 1;
-      return all ? got / all : 0;
+      if (!verbatim && (chars.length >= LONG || (chars.length >= 4 && !inBook(word))) &&
+          tiles(chars, file, where) <= chars.length % 2) return 1;
+      return got / all;
+    };
+    var verbatimSomewhere = new Map();
+    var inBook = function (word) {  // 书里有没有一页原样有这个词（每个两字块都在）
+      if (!verbatimSomewhere.has(word)) {
+        var common = null;
+        bigrams(word).forEach(function (b) {
+          var body = block(b).body;
+          common = common === null ? new Set(body) : new Set(Array.from(common).filter(function (f) { return body.has(f); }));
+        });
+        verbatimSomewhere.set(word, common !== null && common.size > 0);
+      }
+      return verbatimSomewhere.get(word);
     };
     var stem = function (name) {  // 术语的一种说法 → 和查询一样切词、取词干（“self-attention” → self, attent）
       var stemmer = new Stemmer();
@@ -201,6 +220,7 @@ if (typeof Search !== "undefined") {
       var full = 0, some = 0;
       pages.forEach(function (f) { var s = has(c, f, "body"); if (s === 1) full++; if (s > 0) some++; });
       c.weight = some ? Math.log(1 + docCount / (full || some)) : 0;
+      c.somewhere = full > 0;  // 没有一页整个有它的词（“全然无关”）不要求“每个词都在”
     });
     concepts = concepts.filter(function (c) { return c.weight > 0; });
     // 查询里相邻的两个词在书里原样连在一起（“交叉”+“注意力”、“layer”+“norm” → LayerNorm）：只用来排序，
@@ -218,13 +238,13 @@ if (typeof Search !== "undefined") {
     excludedTerms.forEach(function (w) {
       files(index.terms, w).concat(files(index.titleterms, w)).forEach(function (f) { excluded.add(f); });
     });
-    var results = [];
+    var results = [], anywhere = concepts.some(function (c) { return c.somewhere; });
     pages.forEach(function (file) {
       if (excluded.has(file)) return;
-      var score = 0, every = true;
+      var score = 0, every = anywhere;
       concepts.forEach(function (c) {
         var s = has(c, file, "body");
-        if (s < 1) every = false;
+        if (s < 1 && c.somewhere) every = false;
         var home = c.homes.indexOf(index.docnames[file]) >= 0 ? 1 : 0;  // 术语表说“见第 N 章”的那一章
         score += c.weight * (s + has(c, file, "title") + home);
       });
