@@ -1,8 +1,9 @@
 /* 本书的中文搜索：查询切分与计分。由 book/_ext/zh_search.py 的 js_splitter_code（Sphinx 给搜索语言的钩子）
  * 放进 language_data.js（在 searchtools.js 之后加载）。附录页降权和“全部词都命中”的档位在 search_scorer.js。
  *
- * 下面三个空列表是留给建书时填的位置（zh_search.py 的 splitter_code，不要手改）：
+ * 下面四个空列表是留给建书时填的位置（zh_search.py 的 splitter_code，不要手改）：
  *   STOP_WORDS  问句里的虚词（“的”“吗”“什么”“怎么”“为什么”……），一份清单，Python 的索引端也用其中的虚字；
+ *   CONNECTORS  连词（“和”“与”）：夹在两个词中间时删掉，在词里（“饱和”“求和”）时不删；
  *   FRAME_WORDS 问“关于”一个概念的词（“好处”“区别”“原理”“用”）：查询里还有别的词时不用它们；
  *   SYNONYMS    术语表 (book/glossary.md) 和记号表 (book/notation.md) 里的同义说法和讲它的页面：每条是
  *               {names: ["自注意力", "self-attention"], pages: ["notebooks/02_self_attention"]}。
@@ -17,6 +18,7 @@ var HAN_WORD = /^\p{Script=Han}+$/u;
 var LONG = 5;  // 这么多字以上、不认得的一段当作几个词连写（见 performTermsSearch 前的说明）
 var QUERY_PART = /(\p{Script=Han}+)|((?:(?!\p{Script=Han})[\p{Letter}\p{Number}_])+)/gu;
 var STOP_WORDS = [];
+var CONNECTORS = [];
 var FRAME_WORDS = [];
 var SYNONYMS = [];
 var NOT_FOUND = "没找到含有这些词的页面。“什么”“怎么”“为什么”“的”“吗”这类词不参与搜索；" +
@@ -57,15 +59,32 @@ var splitKnown = function (text) {
       return out;
     }));
   });
-  return pieces.filter(function (p) { return p !== ""; }).map(function (p) { return typeof p === "string" ? p : p.term; });
+  return [].concat.apply([], pieces.map(function (p) { return typeof p === "string" ? p.split(" ") : [p.term]; }))
+    .filter(function (p) { return p !== ""; });
+};
+
+/* 夹在两个词中间的连词换成空格（再按空格断开）：它前后各有至少两个字，或者一边挨着拉丁字母的词（before/after）。
+ * “自注意力和交叉注意力” → “自注意力 交叉注意力”；“饱和”“加权求和”里的“和”离头尾不到两个字，不动。 */
+var betweenWords = function (run, before, after) {
+  var chars = Array.from(run), inTerm = chars.map(function () { return false; });
+  knownWords().forEach(function (term) {  // 术语里的字（“求和”的“和”）不动
+    for (var at = run.indexOf(term); at !== -1; at = run.indexOf(term, at + 1)) {
+      var start = Array.from(run.slice(0, at)).length, n = Array.from(term).length;
+      for (var k = start; k < start + n; k++) inTerm[k] = true;
+    }
+  });
+  return chars.map(function (c, i) {
+    var between = (i >= 2 || (i === 0 && before)) && (chars.length - 1 - i >= 2 || (i === chars.length - 1 && after));
+    return CONNECTORS.indexOf(c) >= 0 && between && !inTerm[i] ? " " : c;
+  }).join("");
 };
 
 /* 一段汉字 → 词：先认出术语（“加权求和” → 加权 | 求和：术语里的“和”不当虚词删），其余部分在虚词处断开，
  * 再从“好处”“区别”这类词处断开（“多头注意力好处” → 多头注意力 | 好处，“交叉注意力” → 交叉 | 注意力；
  * 原样连着的两个词在排序时另有加分，见 performTermsSearch）。 */
-var hanWords = function (run) {
+var hanWords = function (run, before, after) {
   var words = [];
-  splitKnown(run).forEach(function (piece) {
+  splitKnown(betweenWords(run, before, after)).forEach(function (piece) {
     if (knownWords().indexOf(piece) >= 0) { words.push(piece); return; }
     (_stopPattern ? piece.split(_stopPattern) : [piece]).forEach(function (segment) {
       (_framePattern ? segment.split(_framePattern) : [segment]).forEach(function (w) { if (w) words.push(w); });
@@ -76,10 +95,11 @@ var hanWords = function (run) {
 
 var splitQuery = function (query) {
   var words = [];
-  for (var m of query.matchAll(QUERY_PART)) {
-    if (m[2]) { if (m[2].length > 1) words.push(m[2]); continue; }  // 单个字母不进索引（Q、K、V），也不当查询的词
-    words.push.apply(words, hanWords(m[1]));
-  }
+  var parts = Array.from(query.matchAll(QUERY_PART));
+  parts.forEach(function (m, i) {
+    if (m[2]) { if (m[2].length > 1) words.push(m[2]); return; }  // 单个字母不进索引（Q、K、V），也不当查询的词
+    words.push.apply(words, hanWords(m[1], i > 0, i + 1 < parts.length));
+  });
   var content = words.filter(function (w) { return FRAME_WORDS.indexOf(w) === -1; });
   return content.length ? content : words;
 };

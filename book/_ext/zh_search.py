@@ -58,14 +58,17 @@ PARTICLES = "的了是吗呢吧啊呀嘛么"
 # 只是查询不用它们）。“和”“与”夹在两个词中间会造出跨词的块（“力和”），“多个”“几个”书里各章说法不同（“多头”“很多个头”）。
 QUESTION_WORDS = ("为什么要", "为什么", "为啥", "为何", "什么", "怎么", "怎样", "如何", "哪里", "哪儿", "哪个", "哪些", "哪", "啥",
                   "干嘛", "干什么", "做什么", "有没有", "有什么", "有啥", "能不能", "会不会", "是不是", "意思", "回事",
-                  "请问", "一下", "还是", "需要", "多个", "几个", "和", "与", "或", "跟")
+                  "请问", "一下", "还是", "需要", "多个", "几个")
 STOP_WORDS = tuple(sorted(set(QUESTION_WORDS) | set(PARTICLES), key=lambda w: (-len(w), w)))
+# 连词：夹在两个词中间时删掉（“自注意力和交叉注意力”，不留下“力和”“和交”这种跨词的块），在词里时不删
+# （“饱和”“加权求和”“总和”：离一段汉字的头尾不到两个字的不算夹在中间，见 zh_search.js 的 hanWords）
+CONNECTORS = ("和", "与", "或", "跟")
 # 问“关于”一个概念的词：回答它的那一页很少原样写出来（量过：“优点”全书 0 页，“好处”2 页，都不是讲它的那一章），
 # 查询里还有别的词时删掉；整个查询只剩它们时保留（“作用”本身也能搜）。
 FRAME_WORDS = ("优点", "缺点", "好处", "坏处", "长处", "区别", "不同", "差别", "作用", "用处", "原理", "机制", "含义",
                "概念", "定义", "解释", "理解", "介绍", "讲解", "用")
 BREAK = re.compile(f"[{PARTICLES}]+")
-STOP_SLOT, FRAME_SLOT, SYNONYM_SLOT = "var STOP_WORDS = [];", "var FRAME_WORDS = [];", "var SYNONYMS = [];"  # zh_search.js 里留给建书时填的位置
+SLOTS = ("STOP_WORDS", "CONNECTORS", "FRAME_WORDS", "SYNONYMS")  # zh_search.js 里 var 名字 = []; 留给建书时填的位置
 
 
 def han_grams(run: str) -> list[str]:
@@ -145,7 +148,8 @@ def notation_synonyms(text: str) -> list[dict]:
     for symbol, meaning, rest in ROW.findall(text):
         name = NAME.match(meaning.strip())
         commands = {a or b for a, b in SYMBOL_NAME.findall(symbol)} - LATEX_LAYOUT
-        if name and len(commands) == 1:  # 一行只讲一个符号（“$\text{head}$，$\text{concat}$”那样的几个不算）
+        named = all(f.strip().startswith("\\") for f in re.findall(r"\$([^$]*)\$", symbol))  # 不是 R_\Delta 这样的字母
+        if name and named and len(commands) == 1:  # 一行只讲一个符号（“$\text{head}$，$\text{concat}$”那样的几个不算）
             entries.append({"names": [name.group(1), *commands], "pages": _pages(rest)})
     return entries
 
@@ -174,15 +178,16 @@ def merge_synonyms(entries: list[dict]) -> list[dict]:
 
 
 def splitter_code(template: str, synonyms: list[dict]) -> str:
-    """``zh_search.js`` 填上虚词清单和同义词（建书时由 ``BookChineseSearch.init`` 调用）。"""
-    for slot in (STOP_SLOT, FRAME_SLOT, SYNONYM_SLOT):
+    """``zh_search.js`` 填上虚词、连词、“好处”这类词的清单和同义词（建书时由 ``BookChineseSearch.init`` 调用）。"""
+    values = {"STOP_WORDS": STOP_WORDS, "CONNECTORS": CONNECTORS, "FRAME_WORDS": FRAME_WORDS, "SYNONYMS": synonyms}
+    for name in SLOTS:
+        slot = f"var {name} = [];"
         if template.count(slot) != 1:
             raise ExtensionError(f"zh_search.js 里必须恰好有一行 {slot!r}（建书时填上虚词和同义词），"
                                  f"找到 {template.count(slot)} 行")
-    fill = "  // 由 zh_search.py 填上"
-    return (template.replace(STOP_SLOT, f"var STOP_WORDS = {json.dumps(STOP_WORDS, ensure_ascii=False)};{fill}")
-            .replace(FRAME_SLOT, f"var FRAME_WORDS = {json.dumps(FRAME_WORDS, ensure_ascii=False)};{fill}")
-            .replace(SYNONYM_SLOT, f"var SYNONYMS = {json.dumps(synonyms, ensure_ascii=False)};{fill}"))
+        template = template.replace(slot, f"var {name} = {json.dumps(values[name], ensure_ascii=False)};"
+                                          "  // 由 zh_search.py 填上")
+    return template
 
 
 class BookChineseSearch(SearchChinese):
