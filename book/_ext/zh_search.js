@@ -59,35 +59,35 @@ var splitKnown = function (text) {
       return out;
     }));
   });
-  return [].concat.apply([], pieces.map(function (p) { return typeof p === "string" ? p.split(" ") : [p.term]; }))
-    .filter(function (p) { return p !== ""; });
+  return pieces.filter(function (p) { return p !== ""; }).map(function (p) { return typeof p === "string" ? p : p.term; });
 };
 
-/* 夹在两个词中间的连词换成空格（再按空格断开）：它前后各有至少两个字，或者一边挨着拉丁字母的词（before/after）。
- * “自注意力和交叉注意力” → “自注意力 交叉注意力”；“饱和”“加权求和”里的“和”离头尾不到两个字，不动。 */
-var betweenWords = function (run, before, after) {
-  var chars = Array.from(run), inTerm = chars.map(function () { return false; });
-  knownWords().forEach(function (term) {  // 术语里的字（“求和”的“和”）不动
-    for (var at = run.indexOf(term); at !== -1; at = run.indexOf(term, at + 1)) {
-      var start = Array.from(run.slice(0, at)).length, n = Array.from(term).length;
-      for (var k = start; k < start + n; k++) inTerm[k] = true;
-    }
-  });
+/* 一段（不含术语和虚词的）汉字里，夹在两个词中间的连词换成空格：它前后各有至少两个字，或者在这一段的头上、
+ * 前面还有词（before），在尾上、后面还有词（after）。“交叉注意力和位置编码”“GPT和BERT”里的“和”是连词；
+ * “饱和”“总和”里的“和”离这一段的头不到两个字，不动。 */
+var betweenWords = function (text, before, after) {
+  var chars = Array.from(text);
   return chars.map(function (c, i) {
     var between = (i >= 2 || (i === 0 && before)) && (chars.length - 1 - i >= 2 || (i === chars.length - 1 && after));
-    return CONNECTORS.indexOf(c) >= 0 && between && !inTerm[i] ? " " : c;
+    return CONNECTORS.indexOf(c) >= 0 && between ? " " : c;
   }).join("");
 };
 
-/* 一段汉字 → 词：先认出术语（“加权求和” → 加权 | 求和：术语里的“和”不当虚词删），其余部分在虚词处断开，
- * 再从“好处”“区别”这类词处断开（“多头注意力好处” → 多头注意力 | 好处，“交叉注意力” → 交叉 | 注意力；
- * 原样连着的两个词在排序时另有加分，见 performTermsSearch）。 */
+/* 一段汉字 → 词：先认出术语（“加权求和” → 加权 | 求和：术语里的字不当虚词删），其余部分在虚词处断开，
+ * 再删掉夹在词中间的连词，再从“好处”“区别”这类词处断开（“多头注意力好处” → 多头注意力 | 好处，
+ * “交叉注意力” → 交叉 | 注意力；原样连着的两个词在排序时另有加分，见 performTermsSearch）。
+ * before / after：这一段汉字前面 / 后面还有别的词（拉丁字母的词）。 */
 var hanWords = function (run, before, after) {
+  var segments = [];  // [文字, 是不是术语]
+  splitKnown(run).forEach(function (piece) {
+    if (knownWords().indexOf(piece) >= 0) { segments.push([piece, true]); return; }
+    (_stopPattern ? piece.split(_stopPattern) : [piece]).forEach(function (s) { if (s) segments.push([s, false]); });
+  });
   var words = [];
-  splitKnown(betweenWords(run, before, after)).forEach(function (piece) {
-    if (knownWords().indexOf(piece) >= 0) { words.push(piece); return; }
-    (_stopPattern ? piece.split(_stopPattern) : [piece]).forEach(function (segment) {
-      (_framePattern ? segment.split(_framePattern) : [segment]).forEach(function (w) { if (w) words.push(w); });
+  segments.forEach(function (segment, j) {
+    if (segment[1]) { words.push(segment[0]); return; }
+    betweenWords(segment[0], j > 0 || before, j + 1 < segments.length || after).split(" ").forEach(function (part) {
+      (_framePattern ? part.split(_framePattern) : [part]).forEach(function (w) { if (w) words.push(w); });
     });
   });
   return words;
@@ -129,7 +129,7 @@ if (typeof Documentation !== "undefined" && Documentation.TRANSLATIONS) {
  * 怎么排序：每个词的权重 = log(1 + 页数 / 含这个词的页数)（越少页面用到越重要，即 IDF）；一页的得分 = 它有的
  * 词的权重之和（只有一部分两字块时按比例）/ 全部权重；标题里有再加一遍，术语表（记号表）说讲这个术语的页面
  * 也再加一遍（索引里只有“哪些页有这个块”，没有次数；讲它的是哪一章，书自己写在术语表里）；查询里相邻的两个
- * 汉字的词在这一页原样连着（“交叉注意力”，不只是“交叉熵”和“注意力”）也加它的权重。
+ * 词在这一页原样连着（“交叉注意力”，不只是“交叉熵”和“注意力”；“layer norm” → LayerNorm）也加它的权重。
  * 查询的每个词都在的页再加 ALL_WORDS（search_scorer.js），排在只有一部分词的页前面（书里没有一页整个有的词
  * 不在这个要求里：没有哪一页能满足它）。 */
 if (typeof Search !== "undefined") {

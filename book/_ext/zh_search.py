@@ -12,16 +12,20 @@ Sphinx 自带的中文搜索在建索引时用 jieba 分词，在浏览器里却
   单个的虚字）处断开，每一段记下**每个单字和每个相邻两字**（“除以根号” → 除、以、根、号、除以、以根、根号）；
   拉丁字母的词照旧（softmax、attention…）。含虚字的两字块（“的优”“器的”）不进索引，索引因此小一些。
 * 查询（JavaScript，``zh_search.js``，放进 ``language_data.js``）：汉字和其他字母在文字种类变化处分开，一段汉字里
-  先认出术语表里的词（最长的先认），其余部分删掉 ``STOP_WORDS``、在那里断开，每段切成相邻两字。
-* 同义词（``glossary_synonyms``）：建书时从术语表 (book/glossary.md) 读出每个术语的中英文名、简称和别名
-  （“自注意力 / self-attention”“前馈网络 / feed-forward network / FFN”“嵌入 / embedding / 词嵌入”），
-  查询里出现其中一种说法，哪一种出现在页面上都算命中。不是手写的清单：术语表改了，同义词跟着改。
+  先认出术语表和记号表里的词（最长的先认），其余部分删掉 ``STOP_WORDS``、在那里断开，再删掉夹在两个词中间的
+  连词（``CONNECTORS``：“自注意力和交叉注意力”的“和”删，“饱和”“求和”的不删），“好处”“区别”“原理”这类问“关于”
+  一个概念的词（``FRAME_WORDS``）在还有别的词时不用。得到的每个汉字的词在索引里查它的相邻两字。
+* 同义词（``glossary_synonyms``、``notation_synonyms``）：建书时从术语表 (book/glossary.md) 读出每个术语的中英文名、
+  简称和别名（“自注意力 / self-attention”“前馈网络 / feed-forward network / FFN”“嵌入 / embedding / 词嵌入”），
+  从记号表 (book/notation.md) 读出符号和它的中文名（“根号 / sqrt”“层归一化 / LN”），连同它们链接到的讲它的那一章。
+  查询里出现其中一种说法，哪一种出现在页面上都算命中，讲它的那一章排序时加分。不是手写的清单：术语表、记号表
+  改了，同义词跟着改。
 * 排序（同一个 JS 文件替换 ``Search.performTermsSearch``）：查询里每个词都在这一页的排在前面，其余的按命中的词
   加权计分（越少页面用到的词权重越高，即 IDF）；只要查询里有一个词书里有，结果就不是空的；一个也没有时，
-  搜索页显示一句说清楚的“没找到”。
+  搜索页显示一句说清楚的“没找到”（改 ``Documentation.TRANSLATIONS`` 里 Sphinx 那一句的译文）。
 
-``splitQuery`` 由 Sphinx 给搜索语言的钩子 ``js_splitter_code`` 提供（有文档）；虚词清单和同义词由
-``html_search_options``（Sphinx 交给搜索语言的选项，有文档）在建书时填进这份代码。``Search.performTermsSearch`` 是
+``splitQuery`` 由 Sphinx 给搜索语言的钩子 ``js_splitter_code`` 提供（有文档）；同义词由 ``add_synonyms`` 放进
+``html_search_options``（Sphinx 交给搜索语言的选项，有文档），``BookChineseSearch.init`` 把它和各个词表填进这份代码。``Search.performTermsSearch`` 是
 Sphinx 的 searchtools.js（7.x）内部的函数，Sphinx 没有给“哪些页算命中”留钩子，只能替换它，升级 Sphinx 时要复查；
 tests/site/test_search.py 和 tests/site/test_extensions.py 会在它们失灵时失败。附录页降权用的是有文档的
 ``html_search_scorer``（``search_scorer.js``，见 _config.yml）。那个文件里要降权的章（``REVISITING``）留空，
@@ -29,7 +33,8 @@ tests/site/test_search.py 和 tests/site/test_extensions.py 会在它们失灵�
 写进一份填好的 ``search_scorer.js``（放在 doctree 目录里），``html_search_scorer`` 改指向它。
 
 这样就不需要分词词典 (jieba)：两字一块的切法对任何新词都一样有效，索引和查询也不会因为词典不同而错开；
-词的边界来自虚词和本书自己的术语表。
+词的边界来自虚词、连词和本书自己的术语表、记号表（书里没有原样写出的长词组，查询时用页面自己有的两字块去铺，
+见 zh_search.js）。
 """
 
 from __future__ import annotations
@@ -66,7 +71,7 @@ CONNECTORS = ("和", "与", "或", "跟")
 # 问“关于”一个概念的词：回答它的那一页很少原样写出来（量过：“优点”全书 0 页，“好处”2 页，都不是讲它的那一章），
 # 查询里还有别的词时删掉；整个查询只剩它们时保留（“作用”本身也能搜）。
 FRAME_WORDS = ("优点", "缺点", "好处", "坏处", "长处", "区别", "不同", "差别", "作用", "用处", "原理", "机制", "含义",
-               "概念", "定义", "解释", "理解", "介绍", "讲解", "用")
+               "概念", "定义", "解释", "理解", "介绍", "讲解", "有用", "用途", "用")
 BREAK = re.compile(f"[{PARTICLES}]+")
 SLOTS = ("STOP_WORDS", "CONNECTORS", "FRAME_WORDS", "SYNONYMS")  # zh_search.js 里 var 名字 = []; 留给建书时填的位置
 
