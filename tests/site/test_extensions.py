@@ -491,6 +491,10 @@ def test_language_data_carries_the_splitter_and_the_scorer(tiny_site):
     # 要降权的章是建书时按章节表填上的（search_scorer.js 里留的是空列表）
     revisiting = [c.number for c in CHAPTERS if c.revisits]
     assert revisiting and f"var REVISITING = {json.dumps(revisiting)};" in data and REVISITING_SLOT not in data
+    # 虚词清单和同义词也是建书时填上的：同义词来自小网站自己的术语表（没有记号表）
+    assert 'var STOP_WORDS = ["为什么要", ' in data and "var STOP_WORDS = [];" not in data
+    assert ('var SYNONYMS = [{"names": ["词元", "token"], "pages": []}, '
+            '{"names": ["多头注意力", "multi-head attention"], "pages": []}];') in data
 
 
 NODE_HARNESS = """
@@ -502,7 +506,7 @@ globalThis._ready = () => {};
 globalThis.SPHINX_HIGHLIGHT_ENABLED = false;
 for (const f of ["_static/documentation_options.js", "_static/searchtools.js", "_static/language_data.js", "searchindex.js"])
   vm.runInThisContext(fs.readFileSync(path.join(process.argv[1], f), "utf8"), {filename: f});
-const search = q => { const p = Search._parseQuery(q); return Search._performSearch(...p).map(r => [r[0], r[4]]); };
+const search = q => { const p = Search._parseQuery(q); return Search._performSearch(...p).reverse().map(r => [r[0], r[4]]); };
 process.stdout.write(JSON.stringify(eval(process.argv[2])));
 """
 
@@ -529,9 +533,21 @@ def scores_under(code: str, docs: list[str]) -> list[float]:
     return [round(s, 6) for s in json.loads(proc.stdout)]
 
 
-def test_query_is_split_into_bigrams_in_the_browser_scripts(tiny_site):
-    assert run_search_js(tiny_site, 'splitQuery("除以根号")') == ["除以", "以根", "根号"]
+def test_query_is_split_into_words_in_the_browser_scripts(tiny_site):
+    """查询切成词（汉字的词在索引里查它的相邻两字）：虚词删掉、在那里断开，术语表里的词先认出来。"""
+    assert run_search_js(tiny_site, 'splitQuery("除以根号")') == ["除以根号"]
+    assert run_search_js(tiny_site, 'bigrams("除以根号")') == ["除以", "以根", "根号"]
     assert run_search_js(tiny_site, 'splitQuery("头 Q K V softmax")') == ["头", "softmax"]
+    assert run_search_js(tiny_site, 'splitQuery("多头注意力的好处是什么")') == ["多头注意力"]
+
+
+def test_scorer_discounts_within_the_all_words_tier(tiny_site):
+    """每个词都在的页（得分加了 ALL_WORDS）打折时只折档内的部分：附录仍在这一档，不会掉到只有部分词的章节后面。"""
+    scores = run_search_js(tiny_site, "[[ALL_WORDS, ['book/glossary', 'notebooks/04_x']], "
+                                      "...[['book/glossary', ALL_WORDS + 100], ['notebooks/04_x', 99]]"
+                                      ".map(([d, s]) => Scorer.score([d, '', '', null, s, d + '.md']))]")
+    all_words, glossary, chapter = scores[0][0], scores[1], scores[2]
+    assert all_words == 1000 and round(glossary, 6) == 1090 and round(chapter, 6) == 98.96
 
 
 def test_scorer_marks_down_back_matter_but_not_the_preface(tiny_site):
@@ -563,8 +579,11 @@ def test_a_scorer_without_the_slot_is_refused():
 
 
 def test_questions_find_the_page_that_contains_most_of_them(tiny_site):
-    """书里没有原样出现的问句也能搜到（原来的 Sphinx 要求每一块都出现）；毫不相干的查询一无所获。"""
-    results = run_search_js(tiny_site, '[search("为什么要除以根号"), search("softmax 为何不会饱和"), search("全然无关的火星文字")]')
-    assert [doc for doc, _ in results[0]][:1] == ["book/preface"]
-    assert [doc for doc, _ in results[1]] == ["notebooks/01_demo"]  # “为何”书里没有：4/6 块命中也算
-    assert results[2] == []
+    """书里没有原样出现的问句也能搜到（原来的 Sphinx 要求每一块都出现）：问句的套话（“为什么要”“为何”）不参与，
+    每个词都在的页在前（按显示的顺序）；书里一个字也没有的查询一无所获。"""
+    results = run_search_js(tiny_site, '[search("为什么要除以根号"), search("softmax 为何不会饱和"), '
+                                       'search("softmax为何不会饱和吗"), search("鑫龘齉"), search("是什么呢")]')
+    assert [doc for doc, _ in results[0]] == ["book/preface", "notebooks/01_demo"]   # 两页都有“除以根号”
+    assert [doc for doc, _ in results[1]][:1] == ["notebooks/01_demo"]              # “饱和”里的“和”不当连词删
+    assert results[2] == results[1]
+    assert results[3] == [] and results[4] == []
