@@ -160,7 +160,6 @@ if (typeof Search !== "undefined") {
       return blocks.get(b);
     };
 
-    /* 一个词在一页（where = "body" 或 "title"）有多少：1 = 有；否则是它的两字块按 IDF 加权有了几成。 */
     var tiles = function (chars, file, where) {  // 用这一页有的两字块铺满一段字，最少要几个单字
       var best = [0];
       for (var i = 1; i <= chars.length; i++) {
@@ -169,6 +168,7 @@ if (typeof Search !== "undefined") {
       }
       return best[chars.length];
     };
+    /* 一个词在一页（where = "body" 或 "title"）有多少：1 = 有；否则是它的两字块按 IDF 加权有了几成。 */
     var share = function (word, file, where, verbatim) {
       if (!HAN_WORD.test(word)) {  // verbatim：只认索引里原样的这个词（“layernorm”，不认部分匹配的 “self_attention”）
         if (verbatim) {
