@@ -16,7 +16,7 @@ from matplotlib.patches import Rectangle
 from .. import _validation as check
 from ..plot.heatmap import attention_heatmap, labelled_heatmap
 from ..pretrained import load, measures, sentences
-from ..pretrained.unigram import METASPACE
+from ..pretrained.unigram import display_token
 from ..widgets.explorable import Explorable, Slider
 
 __all__ = ["MINILM", "E5", "real_attention", "real_token_heads", "real_similarity", "real_attention_zh",
@@ -24,15 +24,6 @@ __all__ = ["MINILM", "E5", "real_attention", "real_token_heads", "real_similarit
 
 MINILM, E5 = "all-MiniLM-L6-v2", "multilingual-e5-small"
 TOKEN_QUERIES = ("it", "animal", "street", "tired")  # 一个词元在一层 12 个头里看向谁：可选的查询词
-
-
-def _display_tokens(tokens: list[str]) -> list[str]:
-    """轴上写的词元：e5 的“▁”（词的开头）换成下划线 “_”，其余原样（[CLS]、##ing 都保留，读者要看到分词的真相）。
-
-    >>> _display_tokens(["<s>", "▁The", "▁", "它", "</s>"])
-    ['<s>', '_The', '_', '它', '</s>']
-    """
-    return [t.replace(METASPACE, "_") for t in tokens]
 
 
 def _narrow_without_colorbar(heat) -> None:
@@ -74,7 +65,7 @@ class _HeatView:
 
     def __init__(self, fig, axes, layout, result, pronoun, candidates, model_label):
         self.result, self.narrow, self.label = result, layout.narrow, model_label
-        tokens = _display_tokens(result["tokens"])
+        tokens = [display_token(t) for t in result["tokens"]]
         T = len(tokens)
         self.q = measures.find_word(result["tokens"], pronoun)[0]
         self.cols = [measures.find_word(result["tokens"], c) for c in candidates]
@@ -172,7 +163,7 @@ class _TokenHeadsView:
 
     def __init__(self, fig, axes, layout, result):
         self.result = result
-        tokens = _display_tokens(result["tokens"])
+        tokens = [display_token(t) for t in result["tokens"]]
         H, T = result["attentions"].shape[1], len(tokens)
         self.heat = labelled_heatmap(np.zeros((H, T)), [f"头 {h + 1}" for h in range(H)], tokens, ax=axes[0],
                                      annotate=False, aspect="auto")
@@ -271,10 +262,9 @@ class _SimilarityView:
         ax.axvline(0.0, color="#999999", lw=0.8)
         ax.set_ylim(n - 0.4, -0.9)
         ax.set_xlim(-0.06, 1.18)
-        topics = SIMILARITY_TOPICS[:(n + 2) // 3]
-        keys = [Rectangle((0, 0), 1, 1, color=c) for c in TOPIC_COLOURS[:len(topics)]]
-        fig.legend(keys, [f"话题：{t}" if i == 0 else t for i, t in enumerate(topics)], loc="outside lower center",
-                   ncol=len(topics), fontsize=9, frameon=False, handlelength=1.0, columnspacing=1.0)
+        keys = [Rectangle((0, 0), 1, 1, color=c) for c in TOPIC_COLOURS[:n // 3]]  # 图下面的色标：每三句一个话题
+        fig.legend(keys, ["话题：" + SIMILARITY_TOPICS[0], *SIMILARITY_TOPICS[1:n // 3]], loc="outside lower center",
+                   ncol=n // 3, fontsize=9, frameon=False, handlelength=1.0, columnspacing=1.0)
         ax.set_yticks([])
         ax.set_xlabel("余弦相似度（1 = 方向完全相同）")
         for side in ("top", "right", "left"):
@@ -330,8 +320,8 @@ def real_similarity(texts: Sequence[str] | None = None, vectors: np.ndarray | No
 
 # ---------------------------------------------------------------- 静态图：72 个头，it 指对了吗
 
-
-RIGHT_WAY, WRONG_WAY = "#e8473d", "#5ec8f2"  # 两句都指对：红色实线框；两句都指错（对照）：浅蓝色虚线框
+RIGHT_WAY = {"edgecolor": "#e8473d", "linestyle": "-"}  # 两句都指对：红色实线框
+WRONG_WAY = {"edgecolor": "#5ec8f2", "linestyle": "--"}  # 两句都指错（对照）：浅蓝色虚线框
 
 
 class _PronounHeadsView:
@@ -353,20 +343,15 @@ class _PronounHeadsView:
                         color="black" if s[layer, head] > 0.6 else "white")
         right, wrong = table.resolving_heads(), table.wrong_way_heads()
         for ax in axes:  # 两张表里都描框：红色实线 = 两句都指对，浅蓝色虚线 = 两句都指错
-            for heads, colour, style in ((right, RIGHT_WAY, "-"), (wrong, WRONG_WAY, "--")):
+            for heads, style in ((right, RIGHT_WAY), (wrong, WRONG_WAY)):
                 for layer, head in heads:
-                    ax.add_patch(Rectangle((head - 0.5, layer - 0.5), 1, 1, fill=False, edgecolor=colour, lw=2,
-                                           linestyle=style))
-        keys = [Rectangle((0, 0), 1, 1, fill=False, edgecolor=RIGHT_WAY, lw=2),
-                Rectangle((0, 0), 1, 1, fill=False, edgecolor=WRONG_WAY, lw=2, linestyle="--")]
+                    ax.add_patch(Rectangle((head - 0.5, layer - 0.5), 1, 1, fill=False, lw=2, **style))
+        keys = [Rectangle((0, 0), 1, 1, fill=False, lw=2, **style) for style in (RIGHT_WAY, WRONG_WAY)]
         labels = [f"两句都指对：{len(right)} 个头", f"两句都指错（对照）：{len(wrong)} 个头"]
         fig.legend(keys, labels, loc="outside lower center", ncol=1 if layout.narrow else 2, fontsize=9, frameon=False)
-        if layout.narrow:
-            text = f"it 指谁：两句都指对 {len(right)} 个，都指错 {len(wrong)} 个\n格子越亮，越偏向实际所指的词"
-        else:
-            text = (f"72 个头里，两句都指对的 {len(right)} 个，两句都指错的 {len(wrong)} 个"
-                    "（格子越亮，越偏向实际所指的词）")
-        self.suptitle = fig.suptitle(text, fontsize=9 if layout.narrow else 10)
+        sep = "\n" if layout.narrow else "；"
+        self.suptitle = fig.suptitle(f"72 个头里两句都指对的 {len(right)} 个，都指错的 {len(wrong)} 个{sep}"
+                                     "格子越亮，越偏向实际所指的词", fontsize=9 if layout.narrow else 10)
 
     def update(self):
         return {"right_share": self.share}
