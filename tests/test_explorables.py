@@ -16,6 +16,7 @@ import pkgutil
 import sys
 import typing
 import warnings
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -24,12 +25,13 @@ import transformer_lab as tl
 from transformer_lab import explore, figures
 from transformer_lab.plot.figure import NARROW_WIDTH, SCREEN_DPI, WIDE_WIDTH
 from transformer_lab.widgets import explorable
-from transformer_lab.widgets.explorable import FRAME_CAP, Explorable
+from transformer_lab.widgets.explorable import FRAME_CAP, Explorable, Slider
 from transformer_lab.widgets.static import LAYOUTS
 
 from helpers.blit_checks import artist_changes, blit_vs_full
 from helpers.errors import check_error
 from helpers.html_scripts import Page
+from helpers.tiny_view import Titled
 
 PNG = b"\x89PNG\r\n\x1a\n"
 NAMES = list(explore.catalog())
@@ -183,6 +185,35 @@ def test_every_explorable_reads_on_a_phone_and_a_laptop(r):
                      for name, column in (("wide", LAPTOP_COLUMN), ("narrow", PHONE_COLUMN)))
     assert laptop >= LAPTOP_MIN_PX and phone >= PHONE_MIN_PX, (
         f"「{ex.title}」最小的字：电脑上约 {laptop:.1f} px（要 ≥ {LAPTOP_MIN_PX}），手机上约 {phone:.1f} px（要 ≥ {PHONE_MIN_PX}）")
+
+
+def frames_shown_upscaled(ex) -> list[str]:
+    """哪种版式的帧在网页上会被放大显示：帧有 ``figure_pixels(版式, frame_dpi)`` 宽，网页按 ``SCREEN_DPI``
+    显示（``<img width>``，见 ``widgets/static.py``），栏更窄时再缩小到栏宽。帧比显示的宽度窄，浏览器就得把它放大，
+    字和线都会发虚。每条是一句中文；空列表 = 两种版式都不放大。"""
+    problems = []
+    for layout, column, where in (("narrow", PHONE_COLUMN, "手机（390 px）"), ("wide", LAPTOP_COLUMN, "电脑（1280 px）")):
+        natural = ex.figure_pixels(layout, ex.frame_dpi)[0]
+        shown = min(ex.figure_pixels(layout, SCREEN_DPI)[0], column)
+        if natural < shown:
+            problems.append(f"「{ex.title}」在{where}上：帧宽 {natural} px（{ex.frame_dpi} dpi），显示成 {shown} px，被放大了")
+    return problems
+
+
+def test_every_explorable_frame_is_at_least_as_wide_as_it_is_shown(r):
+    """帧从不放大显示（issue 40）：两种版式的帧宽都不小于它在手机和电脑上显示的 CSS 宽度。
+    网站测试 tests/site/test_frames.py 在浏览器里量同一件事（naturalWidth ≥ clientWidth）。"""
+    assert not frames_shown_upscaled(r.ex), frames_shown_upscaled(r.ex)
+
+
+def test_the_upscaling_check_can_fail():
+    """反证：第 10 章改之前的中文热力图那样，6 英寸宽、72 dpi 的帧（432 px）在电脑上显示成 600 px，
+    手机上 3.6 英寸的窄版（259 px）显示成 358 px：两种版式都报出来。100 dpi 时正好不放大。"""
+    old = Explorable(Titled, [Slider("a", (1, 2))], title="旧图", alt="{a}", data={"title": "t"},
+                     size=(6.0, 4.9), narrow_size=(3.6, 4.4), frame_dpi=72)
+    problems = frames_shown_upscaled(old)
+    assert len(problems) == 2 and "432 px" in problems[1] and "259 px" in problems[0], problems
+    assert frames_shown_upscaled(replace(old, frame_dpi=100)) == []
 
 
 def test_every_grid_point_gives_finite_data(r):

@@ -106,6 +106,19 @@ def test_chinese_heatmap_is_the_quantised_models_attention(e5):
     np.testing.assert_allclose(frame["weights"].sum(axis=-1), 1, atol=1e-5)
 
 
+def test_chinese_heatmap_opens_on_a_sink_layer(e5):
+    """图打开的那一帧和图注说的一样：第 4 层第 1 头，“它”那一行一大半给了句首的 <s>（0.58）；汇点头只在第 2–6 层
+    （6 句中文上平均一半以上给 <s>）。反证：原来打开的第 12 层第 1 头没有这么亮的 <s>，第 12 层也没有汇点头。"""
+    ex = real_attention_zh()
+    assert ex.start == {"layer": 4, "head": 1}
+    out = e5.run(sentences.PRONOUN_CASES_ZH[0][0])
+    q = out["tokens"].index("它")
+    assert round(float(ex.update(**ex.start)["weights"][q, 0]), 2) == 0.58
+    assert float(ex.update(layer=12, head=1)["weights"][q, 0]) < 0.5
+    by_layer = (measures.attention_by_kind([e5.run(t) for t in sentences.PROBE_ZH])["cls"] >= 0.5).sum(axis=1)
+    assert set(np.flatnonzero(by_layer) + 1) == {2, 3, 4, 5, 6} and by_layer[ex.start["layer"] - 1] > 0
+
+
 def test_static_pronoun_table(minilm):
     ex = pronoun_heads()
     assert ex.sliders == [] and ex.frame_count == 1
@@ -113,7 +126,35 @@ def test_static_pronoun_table(minilm):
     assert share.shape == (2, 6, 12)
     both = ((share > 0.5).all(axis=0))
     assert int(both.sum()) == len(ex.data["table"].resolving_heads())
+    wrong = ((share < 0.5).all(axis=0))
+    assert int(wrong.sum()) == len(ex.data["table"].wrong_way_heads()) > 0
     np.testing.assert_allclose(share[0] + ex.data["table"].share[0], 2 * share[0])  # 第一句 it = animal：份额就是 animal 的
+
+
+def test_pronoun_heads_marks_both_controls_and_says_the_same_on_both_layouts(minilm):
+    """红色实线框 = 两句都指对，浅蓝色虚线框 = 两句都指错；两种版式的图例、格子里的字都一样（手机上不换成 ✓）。"""
+    ex = pronoun_heads()
+    table = ex.data["table"]
+    right, wrong = len(table.resolving_heads()), len(table.wrong_way_heads())
+    for layout in ("wide", "narrow"):
+        texts = [t.text for t in ex.texts(layout)]
+        assert f"两句都指对：{right} 个头" in texts and f"两句都指错（对照）：{wrong} 个头" in texts, layout
+        assert "✓" not in texts and texts.count("对") == int((table.right_share > 0.5).sum()), layout
+    frames = [p for ax in ex.figure.axes for p in ax.patches]
+    styles = {(tuple(p.get_edgecolor()[:3]), p.get_linestyle()) for p in frames}
+    assert len(frames) == 2 * (right + wrong) and len(styles) == 2
+
+
+def test_similarity_has_a_topic_key_and_always_visible_colours(minilm):
+    """图下面有话题的色标；每句左边有一小块固定的色块（相似度接近 0 的横条看不见时，话题的颜色照样看得见）。"""
+    ex = real_similarity()
+    ex.update(pick=8)
+    for layout in ("wide", "narrow"):
+        texts = {t.text for t in ex.texts(layout)}
+        assert {"话题：猫", "天气", "做饭", "金融"} <= texts, layout
+    ax = ex.figure.axes[0]
+    swatches = [b for b in ax.patches if b.get_x() < 0]
+    assert len(swatches) == 12 and all(b.get_width() > 0.02 for b in swatches)
 
 
 def test_narrow_layouts_fit_a_phone_and_drop_the_colorbar(heat, minilm):
@@ -127,7 +168,7 @@ def test_narrow_layouts_fit_a_phone_and_drop_the_colorbar(heat, minilm):
 
 
 def test_static_frames_stay_small(heat):
-    """72 帧（两种版式）：每帧的 PNG 不超过 60 KB，全章才能守住 8 MB。"""
+    """72 帧（两种版式）：每帧的 PNG 不超过 60 KB（帧按 100 dpi 画，不比显示的宽度小）。"""
     for params in ({"layer": 1, "head": 3}, heat.start, {"layer": 6, "head": 12}):
         for layout in ("wide", "narrow"):
             assert len(heat.png(params, palette=True, layout=layout, dpi=heat.frame_dpi)) < 60_000

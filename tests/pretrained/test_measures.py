@@ -55,6 +55,52 @@ def test_the_resolving_check_can_fail():
     assert table.resolving_heads() == [(0, 1)]
 
 
+def designed_control_pair():
+    """designed_pair 再加一个反着变的头 (0, 0)：第一句看 street、第二句看 animal（两句都指错），给两词的总量 7/12。"""
+    results = designed_pair()
+    T, it, animal, street = len(TOKENS), 7, 2, 5
+    for r, target in zip(results, (street, animal)):
+        a = r["attentions"].astype(np.float64)
+        a[0, 0, it] = np.eye(T)[target] * 0.5 + 0.5 / T
+        r["attentions"] = a.astype(np.float32)
+    return results
+
+
+def test_wrong_way_heads_are_the_mirror_control():
+    """手算：头 (0, 0) 第一句给 street 0.5 + 0.5/12、给 animal 0.5/12，总量 0.5 + 1/12 = 7/12，
+    实际所指 (animal) 的份额 (1/24) / (7/12) = 1/14 < 0.5；第二句正好反过来（实际所指是 street，它却看 animal），
+    所以两句都指错。"""
+    table = measures.pronoun_table(designed_control_pair(), ["animal", "street"], "it", ("animal", "street"))
+    np.testing.assert_allclose(table.right_share[:, 0, 0], 1 / 14, rtol=1e-5)
+    np.testing.assert_allclose(table.mass[:, 0, 0], 0.5 + 1 / 12, rtol=1e-5)
+    assert table.resolving_heads() == [(1, 0)] and table.wrong_way_heads() == [(0, 0)]
+    assert table.wrong_way_heads(min_mass=0.6) == [] and table.wrong_way_heads(min_mass=0.5) == [(0, 0)]
+    s = table.summary(min_mass=0.5)
+    assert (s["resolving"], s["wrong_way"], s["resolving_attentive"], s["wrong_way_attentive"]) == (1, 1, 1, 1)
+    # 只看 animal 的头 (0, 1) 两边都不算：它一对一错
+    assert (0, 1) not in table.resolving_heads() + table.wrong_way_heads()
+    # 反证：把两句的“实际所指”对调，对和错正好互换
+    swapped = measures.pronoun_table(designed_control_pair(), ["street", "animal"], "it", ("animal", "street"))
+    assert swapped.resolving_heads() == [(0, 0)] and swapped.wrong_way_heads() == [(1, 0)]
+
+
+def test_minimal_pairs_on_designed_tables():
+    """两组：第一组是上面的表（头 (1, 0) 指对、头 (0, 0) 指错），第二组把实际所指对调（两个头的角色互换）。
+    手算：每个头都只在一组里指对、一组里指错；组组都对、组组都错的都是 0 个；4 句，抛硬币的机会 2^-4。"""
+    results = designed_control_pair()
+    first = measures.pronoun_table(results, ["animal", "street"], "it", ("animal", "street"))
+    second = measures.pronoun_table(results, ["street", "animal"], "it", ("animal", "street"))
+    r = measures.minimal_pairs([first, second])
+    assert (r["pairs"], r["sentences"], r["right_per_pair"], r["wrong_per_pair"]) == (2, 4, [1, 1], [1, 1])
+    np.testing.assert_array_equal(r["right_count"], [[1, 0], [1, 0]])
+    np.testing.assert_array_equal(r["wrong_count"], [[1, 0], [1, 0]])
+    assert (r["right_on_all"], r["wrong_on_all"], r["chance_all"]) == (0, 0, 1 / 16)
+    same = measures.minimal_pairs([first, first])  # 同一组算两次：头 (1, 0) 组组都对、头 (0, 0) 组组都错
+    assert (same["right_on_all"], same["wrong_on_all"]) == (1, 1)
+    assert measures.minimal_pairs([first], min_mass=0.7)["right_on_all"] == 1  # 头 (1, 0) 每句给两词 0.83
+    assert measures.minimal_pairs([first], min_mass=0.9)["right_on_all"] == 0
+
+
 def test_kinds_and_positional_heads_on_designed_attention():
     T = len(TOKENS)
     a = np.zeros((1, 3, T, T))
@@ -91,6 +137,35 @@ def test_pronoun_table_on_minilm_equals_a_plain_loop(minilm):
           f"其中每句都给两个候选词 ≥ 10% 注意力的 {s['resolving_attentive']} 个；"
           f"最稳的 {s['best_head']}（最差一句 {s['best_worst_share']:.2f}，只给两词 {s['best_mass']:.3f}）")
     assert s["heads"] == 72 and 0 <= s["resolving"] <= 72
+
+
+def test_every_minimal_pair_lines_up_and_the_counts_equal_a_plain_loop(minilm):
+    """独立参照：每组两句只差一个词元（位置一一对上）；每个头在每组里“都指对 / 都指错”用逐头的循环直接比
+    两个候选词的注意力（不经过份额），再和 ``minimal_pairs`` 的每一个数对照。"""
+    tables, right, wrong = [], np.zeros((6, 12), int), np.zeros((6, 12), int)
+    for pronoun, candidates, pair in sentences.MINIMAL_PAIRS_EN:
+        results = [minilm.run(text) for text, _ in pair]
+        a, b = (r["tokens"] for r in results)
+        assert len(a) == len(b) and sum(x != y for x, y in zip(a, b)) == 1, (a, b)
+        tables.append(measures.pronoun_table(results, [w for _, w in pair], pronoun, candidates))
+        q = a.index(pronoun)
+        cols = [[i for i, t in enumerate(a) if t == c] for c in candidates]  # 候选词在这几句里都是一个词元
+        assert all(len(c) == 1 for c in cols), cols
+        for layer in range(6):
+            for head in range(12):
+                says = []
+                for r, (_, who) in zip(results, pair):
+                    row = r["attentions"][layer, head, q]
+                    first_more = row[cols[0][0]] > row[cols[1][0]]
+                    says.append(first_more == (who == candidates[0]))
+                right[layer, head] += all(says)
+                wrong[layer, head] += not any(says)
+    r = measures.minimal_pairs(tables)
+    np.testing.assert_array_equal(r["right_count"], right)
+    np.testing.assert_array_equal(r["wrong_count"], wrong)
+    assert r["right_on_all"] == int((right == len(tables)).sum()) and r["sentences"] == 2 * len(tables)
+    print(f"{len(tables)} 组最小对照：每组都指对 {r['right_per_pair']}，都指错 {r['wrong_per_pair']}；"
+          f"组组都对 {r['right_on_all']} 个，组组都错 {r['wrong_on_all']} 个")
 
 
 def test_first_layer_share_cannot_see_the_last_word(minilm):
@@ -133,6 +208,12 @@ ERROR_CASES = [
     ("expected-not-candidate", lambda: measures.pronoun_table(designed_pair(), ["animal", "dog"], "it",
                                                               ("animal", "street")), ValueError,
      r"expected 要给每一句写明.*收到 2 句、\['animal', 'dog'\]"),
+    ("pairs-empty", lambda: measures.minimal_pairs([]), TypeError, r"tables 必须是 pronoun_table\(\.\.\.\) 返回的 PronounTable 的非空列表"),
+    ("pairs-not-tables", lambda: measures.minimal_pairs([np.zeros(3)]), TypeError, r"PronounTable 的非空列表（每组对照句一张），收到的是 list"),
+    ("pairs-two-models", lambda: measures.minimal_pairs([
+        measures.PronounTable(("a", "b"), ("x", "y"), ("x", "y"), np.ones((2, 2, 1, 1))),
+        measures.PronounTable(("a", "b"), ("x", "y"), ("x", "y"), np.ones((2, 2, 2, 1)))]), ValueError,
+     r"tables 必须来自同一个模型（层数、头数相同），收到的 \(L, H\) 有 \[\(1, 1\), \(2, 1\)\]"),
     ("word-tokens-none", lambda: measures.find_word(None, "the"), TypeError, r"tokens 必须是字符串的列表或元组.*NoneType"),
     ("word-empty", lambda: measures.find_word(TOKENS, ""), TypeError, r"word 必须是非空的字符串"),
     ("word-occurrence-negative", lambda: measures.find_word(TOKENS, "the", occurrence=-1), ValueError, r"occurrence 必须是非负整数"),

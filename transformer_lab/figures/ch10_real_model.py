@@ -16,7 +16,7 @@ from matplotlib.patches import Rectangle
 from .. import _validation as check
 from ..plot.heatmap import attention_heatmap, labelled_heatmap
 from ..pretrained import load, measures, sentences
-from ..pretrained.unigram import METASPACE
+from ..pretrained.unigram import display_token
 from ..widgets.explorable import Explorable, Slider
 
 __all__ = ["MINILM", "E5", "real_attention", "real_token_heads", "real_similarity", "real_attention_zh",
@@ -24,15 +24,6 @@ __all__ = ["MINILM", "E5", "real_attention", "real_token_heads", "real_similarit
 
 MINILM, E5 = "all-MiniLM-L6-v2", "multilingual-e5-small"
 TOKEN_QUERIES = ("it", "animal", "street", "tired")  # 一个词元在一层 12 个头里看向谁：可选的查询词
-
-
-def _display_tokens(tokens: list[str]) -> list[str]:
-    """轴上写的词元：e5 的“▁”（词的开头）换成下划线 “_”，其余原样（[CLS]、##ing 都保留，读者要看到分词的真相）。
-
-    >>> _display_tokens(["<s>", "▁The", "▁", "它", "</s>"])
-    ['<s>', '_The', '_', '它', '</s>']
-    """
-    return [t.replace(METASPACE, "_") for t in tokens]
 
 
 def _narrow_without_colorbar(heat) -> None:
@@ -74,7 +65,7 @@ class _HeatView:
 
     def __init__(self, fig, axes, layout, result, pronoun, candidates, model_label):
         self.result, self.narrow, self.label = result, layout.narrow, model_label
-        tokens = _display_tokens(result["tokens"])
+        tokens = [display_token(t) for t in result["tokens"]]
         T = len(tokens)
         self.q = measures.find_word(result["tokens"], pronoun)[0]
         self.cols = [measures.find_word(result["tokens"], c) for c in candidates]
@@ -131,7 +122,7 @@ def real_attention(result: Mapping | None = None) -> Explorable:
         title="真模型的 72 张注意力图：all-MiniLM-L6-v2 读 it 那句话",
         alt="all-MiniLM-L6-v2 第 {layer} 层第 {head} 个头读 “The animal didn't cross the street because it was too "
             "tired.” 的注意力热力图（行 = 查询词元，列 = 键词元）。",
-        size=(6.8, 5.6), narrow_size=(3.6, 4.9), max_frames=L * H, frame_dpi=90,
+        size=(6.8, 5.6), narrow_size=(3.6, 4.9), max_frames=L * H, frame_dpi=100,
     )
 
 
@@ -156,11 +147,11 @@ def real_attention_zh(result: Mapping | None = None) -> Explorable:
         view=_HeatView,
         data={"result": result, "pronoun": "它", "candidates": ("动物", "马路"),
               "model_label": "multilingual-e5-small（4 位量化）"},
-        sliders=[Slider("layer", tuple(range(1, L + 1)), label="第几层", default=L),
+        sliders=[Slider("layer", tuple(range(1, L + 1)), label="第几层", default=4),  # 第 4 层：汇点头所在的第 2–6 层之一
                  Slider("head", tuple(range(1, H + 1)), label="第几个头", default=1)],
         title="4 位量化的 multilingual-e5-small 读“它”那句话：12 层 × 12 个头",
         alt="4 位量化的 multilingual-e5-small 第 {layer} 层第 {head} 个头读“那只动物没有过马路，它太累了。”的注意力热力图。",
-        size=(6.0, 4.9), narrow_size=(3.6, 4.4), max_frames=L * H, frame_dpi=72,  # 144 帧：图小一点、分辨率低一点，全章才不超过 8 MB
+        size=(6.0, 4.9), narrow_size=(3.6, 4.4), max_frames=L * H, frame_dpi=100,  # 帧的像素不少于显示的宽度：不放大
     )
 
 
@@ -172,7 +163,7 @@ class _TokenHeadsView:
 
     def __init__(self, fig, axes, layout, result):
         self.result = result
-        tokens = _display_tokens(result["tokens"])
+        tokens = [display_token(t) for t in result["tokens"]]
         H, T = result["attentions"].shape[1], len(tokens)
         self.heat = labelled_heatmap(np.zeros((H, T)), [f"头 {h + 1}" for h in range(H)], tokens, ax=axes[0],
                                      annotate=False, aspect="auto")
@@ -192,7 +183,7 @@ class _TokenHeadsView:
         n_cls = int(np.sum(top == 0))
         sep = "\n" if self.narrow else "，"
         self.suptitle.set_text(f"第 {layer} 层：“{word}”在 12 个头里各看向谁{sep}"
-                               f"{n_cls} 个头最看重句首的 [CLS]" + ("" if self.narrow else "（训练出来的权重）"))
+                               f"{n_cls} 个头最亮的一格在句首的 [CLS]" + ("" if self.narrow else "（训练出来的权重）"))
         return {"rows": rows, "top": top}
 
 
@@ -262,12 +253,18 @@ class _SimilarityView:
         ax = axes[0]
         n = len(texts)
         colours = [TOPIC_COLOURS[i // 3] for i in range(n)]
+        # 左边一小块固定的色块标出每句的话题：相似度接近 0 或是负数的横条看不见，话题的颜色照样看得见
+        ax.barh(np.arange(n), np.full(n, 0.035), left=-0.05, height=0.45, color=colours)
         self.bars = ax.barh(np.arange(n), np.zeros(n), height=0.45, color=colours)
         for i, t in enumerate(texts):
             ax.text(0.0, i - 0.3, f"{i + 1}. {t}", fontsize=9, va="bottom", ha="left")
         self.values = [ax.text(0.0, i, "", fontsize=9, va="center", ha="left") for i in range(n)]
+        ax.axvline(0.0, color="#999999", lw=0.8)
         ax.set_ylim(n - 0.4, -0.9)
-        ax.set_xlim(0, 1.18)
+        ax.set_xlim(-0.06, 1.18)
+        keys = [Rectangle((0, 0), 1, 1, color=c) for c in TOPIC_COLOURS[:n // 3]]  # 图下面的色标：每三句一个话题
+        fig.legend(keys, ["话题：" + SIMILARITY_TOPICS[0], *SIMILARITY_TOPICS[1:n // 3]], loc="outside lower center",
+                   ncol=n // 3, fontsize=9, frameon=False, handlelength=1.0, columnspacing=1.0)
         ax.set_yticks([])
         ax.set_xlabel("余弦相似度（1 = 方向完全相同）")
         for side in ("top", "right", "left"):
@@ -287,7 +284,7 @@ class _SimilarityView:
         best = int(others[np.argmax(cos[others])])
         sep = "\n" if self.narrow else "；"
         self.suptitle.set_text(f"选第 {pick} 句：和它最像的是第 {best + 1} 句（{cos[best]:.2f}）{sep}"
-                               f"颜色 = 话题（{'、'.join(SIMILARITY_TOPICS)}）")
+                               "横条 = 余弦相似度，颜色 = 话题")
         return {"cosine": cos, "best": np.array([best])}
 
 
@@ -317,15 +314,19 @@ def real_similarity(texts: Sequence[str] | None = None, vectors: np.ndarray | No
         sliders=[Slider("pick", tuple(range(1, len(texts) + 1)), label="选一句", default=1)],
         title="句向量：意思相近的句子，向量的方向也相近（all-MiniLM-L6-v2）",
         alt="all-MiniLM-L6-v2 的句向量：第 {pick} 句和十二句各自的余弦相似度（横条，颜色表示话题）。",
-        size=(6.8, 6.4), narrow_size=(3.6, 7.2), frame_dpi=80,
+        size=(6.8, 6.4), narrow_size=(3.6, 7.2), frame_dpi=100,
     )
 
 
 # ---------------------------------------------------------------- 静态图：72 个头，it 指对了吗
 
+RIGHT_WAY = {"edgecolor": "#e8473d", "linestyle": "-"}  # 两句都指对：红色实线框
+WRONG_WAY = {"edgecolor": "#5ec8f2", "linestyle": "--"}  # 两句都指错（对照）：浅蓝色虚线框
+
 
 class _PronounHeadsView:
-    """两张 L × H 的表（两句各一张）：每个头给“实际所指”那个词的份额 = 它 / (animal + street)。"""
+    """两张 L × H 的表（两句各一张）：每个头给“实际所指”那个词的份额 = 它 / (animal + street)。
+    两句都指对的头描红色实线框，两句都指错的头（对照组）描浅蓝色虚线框；两种版式写的字一样（“对”）。"""
 
     def __init__(self, fig, axes, layout, table, titles):
         share = table.right_share  # (N, L, H)
@@ -338,16 +339,19 @@ class _PronounHeadsView:
             ax.set_ylabel("层")
             ax.tick_params(labelsize=9)
             for layer, head in zip(*np.nonzero(s > 0.5)):
-                ax.text(head, layer, "✓" if layout.narrow else "对", ha="center", va="center", fontsize=9,
+                ax.text(head, layer, "对", ha="center", va="center", fontsize=9,
                         color="black" if s[layer, head] > 0.6 else "white")
-        both = table.resolving_heads()
-        for ax in axes:  # 两句都指对的头：两张表里都描一个红框
-            for layer, head in both:
-                ax.add_patch(Rectangle((head - 0.5, layer - 0.5), 1, 1, fill=False, edgecolor="#e8473d", lw=2))
-        self.suptitle = fig.suptitle(f"72 个头里，两句都“指对了”的有 {len(both)} 个（红框；格子越亮，越偏向实际所指的词）",
-                                     fontsize=9 if layout.narrow else 10)
-        if layout.narrow:
-            self.suptitle.set_text(f"两句都“指对了”的头：{len(both)} 个（红框）\n越亮越偏向实际所指")
+        right, wrong = table.resolving_heads(), table.wrong_way_heads()
+        for ax in axes:  # 两张表里都描框：红色实线 = 两句都指对，浅蓝色虚线 = 两句都指错
+            for heads, style in ((right, RIGHT_WAY), (wrong, WRONG_WAY)):
+                for layer, head in heads:
+                    ax.add_patch(Rectangle((head - 0.5, layer - 0.5), 1, 1, fill=False, lw=2, **style))
+        keys = [Rectangle((0, 0), 1, 1, fill=False, lw=2, **style) for style in (RIGHT_WAY, WRONG_WAY)]
+        labels = [f"两句都指对：{len(right)} 个头", f"两句都指错（对照）：{len(wrong)} 个头"]
+        fig.legend(keys, labels, loc="outside lower center", ncol=1 if layout.narrow else 2, fontsize=9, frameon=False)
+        sep = "\n" if layout.narrow else "；"
+        self.suptitle = fig.suptitle(f"72 个头里两句都指对的 {len(right)} 个，都指错的 {len(wrong)} 个{sep}"
+                                     "格子越亮，越偏向实际所指的词", fontsize=9 if layout.narrow else 10)
 
     def update(self):
         return {"right_share": self.share}
@@ -389,7 +393,8 @@ def pronoun_heads(table: measures.PronounTable | None = None) -> Explorable:
         data={"table": table, "titles": ("…too tired（it = animal）", "…too wide（it = street）")},
         sliders=[],
         title="it 指谁：72 个头各自的答案",
-        alt="all-MiniLM-L6-v2 的 72 个头：it 分给 animal 和 street 的注意力里，实际所指的词占几成；两句话各一张表。",
-        size=(6.8, 2.8), ncols=2, narrow_size=(3.6, 4.6),
+        alt="all-MiniLM-L6-v2 的 72 个头：it 分给 animal 和 street 的注意力里，实际所指的词占几成；两句话各一张表。"
+            "红色实线框是两句都指对的头，浅蓝色虚线框是两句都指错的头（对照）。",
+        size=(6.8, 3.2), ncols=2, narrow_size=(3.6, 5.2),
     )
 

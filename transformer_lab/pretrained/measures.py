@@ -18,8 +18,8 @@ from .. import _validation as check
 from .unigram import METASPACE
 from .wordpiece import is_punctuation
 
-__all__ = ["check_results", "token_text", "find_word", "token_kinds", "KINDS", "PronounTable", "pronoun_table", "attention_by_kind",
-           "sink_heads", "offset_attention", "positional_heads"]
+__all__ = ["check_results", "token_text", "find_word", "token_kinds", "KINDS", "PronounTable", "pronoun_table",
+           "minimal_pairs", "attention_by_kind", "sink_heads", "offset_attention", "positional_heads"]
 
 KINDS = ("cls", "sep", "punct", "word")  # 句首的特殊词元、句尾的特殊词元、标点、其余
 _SPECIAL = {"[CLS]": "cls", "<s>": "cls", "[SEP]": "sep", "</s>": "sep"}
@@ -119,17 +119,28 @@ class PronounTable:
         这里看这个头到底有没有在看它们：0.007 对 0.003 也是 “七三开”，但这个头其实几乎不看这两个词。"""
         return self.weights.astype(np.float64).sum(axis=1)
 
+    def _heads(self, right: bool, min_mass: float) -> list[tuple[int, int]]:
+        """每一句都指对（``right``）或每一句都指错的头 (层, 头)；``min_mass`` > 0 时还要求每句的总量够大。"""
+        answer = self.right_share > 0.5 if right else self.right_share < 0.5  # (N, L, H)；正好 0.5 算两不沾
+        ok = (answer & (self.mass >= min_mass)).all(axis=0)  # (L, H)
+        return [(int(layer), int(h)) for layer, h in np.argwhere(ok)]
+
     def resolving_heads(self, min_mass: float = 0.0) -> list[tuple[int, int]]:
         """每一句都“指对了”的头 (层, 头)：它的指向随句子的意思改变，而不只是偏爱某一个词。
         ``min_mass`` > 0 时还要求每一句里这个头至少把这么多注意力给了两个候选词。"""
-        ok = ((self.right_share > 0.5) & (self.mass >= min_mass)).all(axis=0)  # (L, H)
-        return [(int(layer), int(h)) for layer, h in np.argwhere(ok)]
+        return self._heads(True, min_mass)
+
+    def wrong_way_heads(self, min_mass: float = 0.0) -> list[tuple[int, int]]:
+        """对照组：每一句都“指错了”的头 (层, 头)。它的指向也随句子改变，只是变反了。一个不懂意思、只是两句之间
+        随便变一变的头，变对和变反的机会一样大；所以“句句都对”的头只有比这一组明显多，才说明有头在做指代。"""
+        return self._heads(False, min_mass)
 
     def summary(self, min_mass: float = 0.1) -> dict[str, object]:
         """给正文用的几个数。
 
         ``heads`` 头的总数；``correct_per_sentence`` 每一句里指对的头数；``resolving`` 句句都指对的头数；
         ``resolving_attentive`` 其中每句都至少把 ``min_mass`` 的注意力给了两个候选词的头数；
+        ``wrong_way``、``wrong_way_attentive`` 是对照组：句句都指错的头数，不加和加上 ``min_mass`` 的条件；
         ``best_head`` 最差那一句也指得最对的头 (层, 头)，``best_worst_share`` 是它在最差那一句里给实际所指的比例
         （≤ 0.5 就说明没有一个头句句都指对），``best_mass`` 是它在各句里给两个候选词的注意力之和的最小值。
         """
@@ -138,6 +149,7 @@ class PronounTable:
         best = tuple(int(i) for i in np.unravel_index(np.argmax(worst), worst.shape))
         return {"heads": L * H, "correct_per_sentence": [int(c.sum()) for c in self.right_share > 0.5],
                 "resolving": len(self.resolving_heads()), "resolving_attentive": len(self.resolving_heads(min_mass)),
+                "wrong_way": len(self.wrong_way_heads()), "wrong_way_attentive": len(self.wrong_way_heads(min_mass)),
                 "best_head": best, "best_worst_share": float(worst[best]),
                 "best_mass": float(self.mass[:, best[0], best[1]].min())}
 
@@ -169,6 +181,61 @@ def pronoun_table(results: Sequence[Mapping], expected: Sequence[str], pronoun: 
         rows.append([a[..., find_word(r["tokens"], c)].sum(axis=-1) for c in candidates])  # 2 × (L, H)
     return PronounTable(tuple(" ".join(r["tokens"]) for r in results), tuple(expected), tuple(candidates),
                         np.array(rows))
+
+
+def minimal_pairs(tables: Sequence[PronounTable], min_mass: float = 0.0) -> dict[str, object]:
+    """几组最小对照句（每组一张 ``pronoun_table``）合起来看：每个头在几组里句句指对、几组里句句指错。
+
+    Parameters
+    ----------
+    tables : list of PronounTable
+        每组一张表（同一个模型，层数、头数相同）。
+    min_mass : float
+        > 0 时只算每句都至少把这么多注意力给了两个候选词的头（``PronounTable.resolving_heads``）。
+
+    Returns
+    -------
+    dict
+        ``pairs`` 组数，``sentences`` 句数；``right_per_pair``、``wrong_per_pair`` 每组里句句指对 / 句句指错的头数；
+        ``right_count``、``wrong_count`` (L, H)：每个头在几组里句句指对 / 句句指错；``right_on_all``、``wrong_on_all``
+        在每一组里都句句指对 / 都句句指错的头数；``chance_all`` = 2 ** -句数：一个头每句都像抛硬币一样随便偏向
+        一个词时，句句都指对的机会。
+
+    Raises
+    ------
+    TypeError
+        ``tables`` 不是 PronounTable 的非空列表。
+    ValueError
+        各张表的层数、头数不一样（不是同一个模型）。
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> w = np.array([[[[0.3]], [[0.1]]], [[[0.1]], [[0.3]]]])   # (2 句, 2 个候选, 1 层, 1 个头)：跟着意思变
+    >>> t = PronounTable(("a", "b"), ("x", "y"), ("x", "y"), w)
+    >>> r = minimal_pairs([t, t])
+    >>> r["right_on_all"], r["wrong_on_all"], r["chance_all"]
+    (1, 0, 0.0625)
+    """
+    if not isinstance(tables, (list, tuple)) or not tables or not all(isinstance(t, PronounTable) for t in tables):
+        raise TypeError(f"tables 必须是 pronoun_table(...) 返回的 PronounTable 的非空列表（每组对照句一张），"
+                        f"收到的是 {check.describe(tables)}。")
+    shapes = {t.weights.shape[2:] for t in tables}
+    if len(shapes) != 1:
+        raise ValueError(f"tables 必须来自同一个模型（层数、头数相同），收到的 (L, H) 有 {sorted(shapes)}。")
+    L, H = shapes.pop()
+    right, wrong = np.zeros((2, len(tables), L, H), dtype=bool)  # (组, L, H)
+    for i, t in enumerate(tables):
+        for layer, h in t.resolving_heads(min_mass):
+            right[i, layer, h] = True
+        for layer, h in t.wrong_way_heads(min_mass):
+            wrong[i, layer, h] = True
+    n_sentences = sum(len(t.sentences) for t in tables)
+    return {"pairs": len(tables), "sentences": n_sentences,
+            "right_per_pair": [int(r.sum()) for r in right], "wrong_per_pair": [int(w.sum()) for w in wrong],
+            "right_count": right.sum(axis=0), "wrong_count": wrong.sum(axis=0),
+            "right_on_all": int(right.all(axis=0).sum()), "wrong_on_all": int(wrong.all(axis=0).sum()),
+            "chance_all": 2.0 ** -n_sentences}
 
 
 # ---------------------------------------------------------------- 注意力汇点、看前一个/后一个词的头

@@ -7,12 +7,33 @@
 
 from __future__ import annotations
 
-__all__ = ["PRONOUN_CASES_EN", "PRONOUN_CASES_ZH", "PROBE_EN", "PROBE_ZH", "SIMILARITY_EN", "SIMILARITY_ZH"]
+__all__ = ["PRONOUN_CASES_EN", "MINIMAL_PAIRS_EN", "PRONOUN_CASES_ZH", "PROBE_EN", "PROBE_ZH", "SIMILARITY_EN", "SIMILARITY_ZH"]
 
 # (句子, 代词实际指的那个词)：第 2 章的那一对，只差最后一个形容词
 PRONOUN_CASES_EN = (
     ("The animal didn't cross the street because it was too tired.", "animal"),
     ("The animal didn't cross the street because it was too wide.", "street"),
+)
+# 再多几组同样的“最小对照”（Winograd 式：Levesque 等 2012 的经典例句，只差一个词，代词的所指就换了一个）。
+# 每组：(代词, (两个候选词), ((句子, 实际所指), (句子, 实际所指)))。第一组就是上面那一对。
+# 每组的两句在 all-MiniLM-L6-v2 的分词下词元一样多、只差那一个词元，位置一一对上（tests/pretrained 检查）。
+MINIMAL_PAIRS_EN = (
+    ("it", ("animal", "street"), PRONOUN_CASES_EN),
+    ("it", ("trophy", "suitcase"), (
+        ("The trophy didn't fit in the suitcase because it was too big.", "trophy"),
+        ("The trophy didn't fit in the suitcase because it was too small.", "suitcase"))),
+    ("they", ("council", "demonstrators"), (
+        ("The city council refused the demonstrators a permit because they feared violence.", "council"),
+        ("The city council refused the demonstrators a permit because they advocated violence.", "demonstrators"))),
+    ("he", ("man", "son"), (
+        ("The man couldn't lift his son because he was so weak.", "man"),
+        ("The man couldn't lift his son because he was so heavy.", "son"))),
+    ("she", ("joan", "susan"), (
+        ("Joan made sure to thank Susan for all the help she had given.", "susan"),
+        ("Joan made sure to thank Susan for all the help she had received.", "joan"))),
+    ("he", ("paul", "george"), (
+        ("Paul tried to call George on the phone, but he wasn't successful.", "paul"),
+        ("Paul tried to call George on the phone, but he wasn't available.", "george"))),
 )
 PRONOUN_CASES_ZH = (
     ("那只动物没有过马路，它太累了。", "动物"),

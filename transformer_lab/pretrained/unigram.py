@@ -23,9 +23,18 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-__all__ = ["Unigram", "METASPACE"]
+__all__ = ["Unigram", "METASPACE", "display_token"]
 
 METASPACE = "\u2581"  # ▁：SentencePiece 用它代替空格
+
+
+def display_token(token: str) -> str:
+    """图的轴上写的词元：“▁”（词的开头）换成下划线 “_”（字体里不一定有 ▁），其余原样（[CLS]、##ing 都保留）。
+
+    >>> [display_token(t) for t in ["<s>", "▁The", "▁", "它", "</s>"]]
+    ['<s>', '_The', '_', '它', '</s>']
+    """
+    return token.replace(METASPACE, "_")
 
 
 class Unigram:
