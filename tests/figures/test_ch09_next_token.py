@@ -117,16 +117,17 @@ def test_loss_figure_draws_both_counting_baselines(run):
 
 
 def test_generation_steps_label_only_characters_already_written(run):
+    """轴下只标已经在缓存里的字（两张图各一遍），后面罩着灰色写"还没写"；最后一步没有还没写的格子了。"""
     ex = generation_steps(run)
     text = tl.generation.generate_text(run["checkpoints"][-1], run["chars"], GEN_PROMPT, GEN_NEW)
     for step in (1, GEN_NEW):
-        out = ex.update(step=step)
-        n = int(out["cache_length"][0])
-        assert out["shown"][:n].tolist() == [_show_char(c) for c in text[:n]]
-        assert np.all(out["shown"][n:] == "")  # 还没写出来的字不标
-    ex.png({"step": 1})  # 画第 1 步：后面 GEN_NEW - 1 格还没写
-    drawn = [t.text for t in ex.texts(layout="wide")]
-    assert drawn.count("还没写") == 2  # 两张图各一处
+        n = int(ex.update(step=step)["cache_length"][0])
+        assert ex.update(step=step)["labelled"][0] == n
+        ex.png({"step": step})
+        drawn = [t.text for t in ex.texts(layout="wide")]
+        single = [t for t in drawn if len(t) == 1]  # 一个字的字样只有轴下的字（刻度是 "0.0"、"第 1 层" 这样的）
+        assert sorted(single) == sorted([_show_char(c) for c in text[:n]] * 2)
+        assert drawn.count("还没写") == (2 if n < len(GEN_PROMPT) + GEN_NEW - 1 else 0)  # 最后一步读进第 12 个字，画满了
 
 
 def test_generation_steps_match_a_full_causal_recomputation(run):

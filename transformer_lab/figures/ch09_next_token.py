@@ -237,13 +237,15 @@ class _StepView:
             span.set_x(n - 0.5)
             span.set_width(self.S - n)
             note.set_x((n - 1 + self.S) / 2)  # 灰色区域的正中
+            note.set_rotation(0 if self.S - n >= 3 else 90)  # 只剩一两格时竖着写，不伸出图外
             note.set_visible(n < self.S)
         reading, written = _show_char(tr["context"][n - 1]), _show_char(tr["new"][s])
         self.suptitle.set_text(f"第 {step} 步：读进“{reading}”，缓存里 {n} 个字\n写出“{written}”（贪心：取概率最大的字）"
                                if self.narrow else
                                f"第 {step} 步：读进“{reading}”，缓存里 {n} 个字，写出“{written}”（贪心：取概率最大的字）")
+        labelled = sum(bool(label.get_text()) for label in self.labels[0])  # 轴下标出了几个字（只标已经写出来的）
         return {"weights": weights, "cache_length": np.array([n]), "token": tr["tokens"][s:s + 1],  # token: 写出的字的编号
-                "shown": np.array([label.get_text() for label in self.labels[0]])}  # 轴下标出的字（还没写的是 ""）
+                "labelled": np.array([labelled])}
 
 
 def generation_steps(run: object = None, prompt: str = GEN_PROMPT, num_new: int = GEN_NEW) -> Explorable:

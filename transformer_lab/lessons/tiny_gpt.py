@@ -217,12 +217,16 @@ def train(rng: np.random.Generator, text: str | None = None, steps: int = 300, b
     Raises
     ------
     ValueError
-        训练发散（``train_loop`` 停下并说明）、语料太短、尺寸不合法（见 ``GPTConfig``）。
+        训练发散（``train_loop`` 停下并说明）、语料太短（没有考题，或训练文字不够一段 ``context``）、
+        尺寸不合法（见 ``GPTConfig``）。
     """
     rng = check.generator(rng)
     text = load_corpus() if text is None else text
     chars = vocabulary(text)
     train_text, test_text = held_out_split(text, HELD_OUT_EVERY)
+    if not test_text:
+        raise ValueError(f"text 太短：每章每 {HELD_OUT_EVERY} 段留 1 段作考题（一段一行），可一道考题也没有。"
+                         f"提示：至少要有一章有 {HELD_OUT_EVERY} 段、且第 {HELD_OUT_EVERY} 段在全书只出现一次。")
     train_ids, test_ids = encode(train_text, chars), encode(test_text, chars)
     config = GPTConfig(len(chars), d_model, num_layers, num_heads, d_ff, context)
     model = init_gpt(config, rng)

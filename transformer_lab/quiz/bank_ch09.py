@@ -70,9 +70,9 @@ def questions() -> list[Question]:
             correct=1),
         Question(
             "ch9-perplexity", 9, "训练：损失、困惑度和考试", "计算题", "number",
-            f"一个字符级模型在考试文字上的平均损失（交叉熵，自然对数）是 {EXAM_LOSS:g}。它的困惑度是多少？（保留一位小数）",
-            answer=perplexity, tolerance=0.06,
-            explain=f"困惑度 = e^损失 = e^{EXAM_LOSS:g} ≈ {perplexity:.1f}：大致是“每一步在五十几个字之间犹豫”。"
+            f"一个字符级模型在考试文字上的平均损失（交叉熵，自然对数）是 {EXAM_LOSS:g}。它的困惑度是多少？（保留三位小数）",
+            answer=perplexity, tolerance=6e-4,
+            explain=f"困惑度 = e^损失 = e^{EXAM_LOSS:g} ≈ {perplexity:.3f}：大致是“每一步在五十几个字之间犹豫”。"
                     "瞎猜时损失是 log|V|，困惑度就是字表大小 |V|。"),
         Question(
             "ch9-greedy-loop", 9, "常见误区", "机制题", "choice",
