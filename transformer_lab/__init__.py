@@ -49,6 +49,7 @@ from .lessons import (
     learned_glasses,
     library,
     long_context,
+    ngram,
     optim,
     positions,
     runs,
@@ -125,6 +126,7 @@ __all__ = [
     "tiny_gpt",
     "generation",
     "gpt_myths",
+    "ngram",
     # 全书自测（和网站上的自测页同一份题库）
     "self_test",
     # 按需加载

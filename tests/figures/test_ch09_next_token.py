@@ -1,5 +1,5 @@
-"""第 9 章的图讲的事实：三个旋钮只重新分配概率；训练让考试损失从瞎猜 (log V) 往下走；生成的每一步，最新的字只看
-缓存里的字，缓存每步多一格；编码器与解码器只差一个因果掩码。
+"""第 9 章的图讲的事实：三个旋钮只重新分配概率；训练让考试损失从瞎猜 (log|V|) 往下走，旁边是两张计数表的对照线；
+生成的每一步，最新的字只看缓存里的字，缓存每步多一格，还没写的字不标出来；编码器与解码器只差一个因果掩码。
 
 只用 ``ex.update``（算数据，不画图）；画图的约定在 tests/test_explorables.py 里对所有图统一检查。
 小 GPT 在一个进程里只训练一次（``tl.runs.gpt`` 有缓存）。
@@ -102,6 +102,32 @@ def test_training_starts_at_a_blind_guess_and_goes_down(run):
     for prompt, sample in zip(run["prompts"], run["samples"][-1]):
         assert any(t.text.startswith(f"【{prompt}】") for t in texts)
         assert str(sample).startswith(str(prompt)) and len(sample) == len(prompt) + 40
+
+
+def test_loss_figure_draws_both_counting_baselines(run):
+    """两条横线就是 ngram.baseline_losses 在同一份考题上的损失；图例里写的困惑度是 e 的这个数次方。"""
+    ex = training_checkpoints(run)
+    losses = tl.ngram.baseline_losses(tl.corpus.load_corpus())
+    assert ex.data["baselines"] == losses
+    assert losses["二元表"] < losses["一元表"] < np.log(len(run["chars"]))
+    for layout in ("wide", "narrow"):
+        texts = [t.text for t in ex.texts(layout=layout)]
+        for name, loss in losses.items():
+            assert any(name in t and f"困惑度 {np.exp(loss):.0f}" in t for t in texts), (layout, name)
+
+
+def test_generation_steps_label_only_characters_already_written(run):
+    """轴下只标已经在缓存里的字（两张图各一遍），后面罩着灰色写"还没写"；最后一步没有还没写的格子了。"""
+    ex = generation_steps(run)
+    text = tl.generation.generate_text(run["checkpoints"][-1], run["chars"], GEN_PROMPT, GEN_NEW)
+    for step in (1, GEN_NEW):
+        n = int(ex.update(step=step)["cache_length"][0])
+        assert ex.update(step=step)["labelled"][0] == n
+        ex.png({"step": step})
+        drawn = [t.text for t in ex.texts(layout="wide")]
+        single = [t for t in drawn if len(t) == 1]  # 一个字的字样只有轴下的字（刻度是 "0.0"、"第 1 层" 这样的）
+        assert sorted(single) == sorted([_show_char(c) for c in text[:n]] * 2)
+        assert drawn.count("还没写") == (2 if n < len(GEN_PROMPT) + GEN_NEW - 1 else 0)  # 最后一步读进第 12 个字，画满了
 
 
 def test_generation_steps_match_a_full_causal_recomputation(run):

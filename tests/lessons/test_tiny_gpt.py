@@ -110,7 +110,8 @@ def test_windows_targets_are_the_next_characters():
     np.testing.assert_array_equal(targets, tokens + 3)  # 每个目标是它后面那个字
 
 
-TEXT = "第 1 章 甲乙丙丁。甲乙丙丁。甲乙丙丁。\n\n第 2 章 丙丁甲乙。丙丁甲乙。丙丁甲乙。"
+# 两章，每章 12 段（一段一行，各不相同）：每章下标为 9 的那一段是考题
+TEXT = "\n\n".join(f"第 {c} 章\n" + "\n".join(piece * k for k in range(1, 12)) for c, piece in ((1, "甲乙丙丁。"), (2, "丙丁甲乙。")))
 
 
 def test_training_is_deterministic_and_learns_a_tiny_text():
@@ -155,8 +156,10 @@ ERROR_CASES = [
     ("train-diverges", lambda: gpt.train(np.random.default_rng(0), text=TEXT, steps=30, batch_size=4, context=8,
                                          lr=50.0, d_model=8, num_layers=1, d_ff=8, num_heads=2), ValueError,
      r"训练发散了：第 \d+ 步的损失是 [0-9.]+（初始损失 [0-9.]+）。学习率 lr=50\.0 太大"),
-    ("train-short-text", lambda: gpt.train(np.random.default_rng(0), text="甲乙", context=8), ValueError,
-     r"ids 必须是至少 length \+ 1 = 9 个编号的一维数组"),
+    ("train-no-exam", lambda: gpt.train(np.random.default_rng(0), text="甲乙", context=8), ValueError,
+     r"text 太短：每章每 10 段留 1 段作考题"),
+    ("train-short-text", lambda: gpt.train(np.random.default_rng(0), text=TEXT, context=1000), ValueError,
+     r"ids 必须是至少 length \+ 1 = 1001 个编号的一维数组"),
     ("train-heads", lambda: gpt.train(np.random.default_rng(0), text=TEXT, context=8, d_model=8, num_heads=3),
      ValueError, r"d_model=8 必须能被 num_heads=3 整除"),
     ("windows-memory", call(gpt.windows, np.arange(10), 2, 10**12, np.random.default_rng(0)), ValueError,

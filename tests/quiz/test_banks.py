@@ -55,6 +55,7 @@ INDEPENDENT = {
     "ch9-softmax": _softmax([3, 1.5, 0, -0.5, -2])[0],
     "ch9-top-k": math.exp(3) / (math.exp(3) + math.exp(1.5)),
     "ch9-top-p": 0.5 / (0.5 + 0.3 + 0.15),
+    "ch9-perplexity": math.e ** 4,                                      # 困惑度 = e^损失
 }
 SEEDS = {"seed-forget", "seed-hops", "seed-parallel", "seed-qkv-origin", "seed-sqrt-dk", "seed-heads",
          "seed-position", "seed-it-animal"}

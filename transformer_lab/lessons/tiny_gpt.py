@@ -9,7 +9,8 @@
 
 每一层就是 ``core.encoder`` 的那一层（``encoder_layer_vjp``，传因果掩码、``norm_first=True``），这里不再写一遍；
 梯度全部来自本书手写的反向函数，优化器是 Adam（``optim.adam``，学习率逐步减小），训练循环是全书唯一的 ``optim.train_loop``。
-语料是本书自己的正文（``corpus.load_corpus``），每章最后 10% 留作考题，算"考试损失"和困惑度 (perplexity)。
+语料是本书自己的正文（``corpus.load_corpus``），每章每 10 段留 1 段作考题（``corpus.held_out_split``），
+算"考试损失"和困惑度 (perplexity)。
 
 模型本身（``GPTConfig`` 尺寸 + 参数 = ``TinyGPT``、``init_gpt``、嵌入、输出端）在 ``gpt_model.py``，这里也能取到
 （``tl.tiny_gpt.GPTConfig``、``tl.tiny_gpt.init_gpt`` ……）。头数跟着模型走，这里的函数都不再带 ``num_heads``。
@@ -25,7 +26,7 @@ from ..core.attention import causal_mask
 from ..core.embedding import embedding_backward
 from ..core.encoder import encoder_layer_vjp
 from ..core.loss import cross_entropy, cross_entropy_backward
-from .corpus import encode, held_out_split, load_corpus, vocabulary
+from .corpus import encode, held_out_split, load_corpus, trained_neighbours, vocabulary
 from .gpt_model import (
     EPS,
     GPTConfig,
@@ -46,7 +47,7 @@ __all__ = ["GPTConfig", "TinyGPT", "init_gpt", "layer_params", "sizes", "check_m
            "embed_unchecked", "embed_positions", "output_vjp_unchecked", "output_logits", "hidden_states", "forward",
            "loss_and_grads", "mean_loss", "windows", "decaying_adam", "train"]
 
-HELD_OUT = 0.1  # 每章最后 10% 留作考题
+HELD_OUT_EVERY = 10  # 每章每 10 段留 1 段作考题（corpus.held_out_split）
 _REMOVED = {"NUM_HEADS": "model.config.num_heads（头数现在是 GPTConfig 的一项，跟着模型走，各函数不再带 num_heads）",
             "check_gpt": "check_model(model)（模型 = GPTConfig + 参数，创建时就检查过）"}
 
@@ -203,24 +204,29 @@ def train(rng: np.random.Generator, text: str | None = None, steps: int = 300, b
     rng : np.random.Generator
         初始参数和每一批训练文字都从它抽：同样的种子，一模一样的训练。
     text : str, optional
-        语料，各章之间空一行；默认是随包发布的本书正文 ``corpus.load_corpus()``。每章最后 10% 留作考题。
+        语料，一段一行、各章之间空一行；默认是随包发布的本书正文 ``corpus.load_corpus()``。
+        每章每 10 段留 1 段作考题（``corpus.held_out_split``），训练时从来不读。
 
     Returns
     -------
     Run
         （只读）``losses`` (steps + 1,) 每一批的训练损失；``checkpoint_steps`` (C,)；``checkpoints`` C 个模型
         （``TinyGPT``：同一个 ``config``，各自的参数）；``config``；``test_loss`` (C,) 每个检查点在考题（没训练过的文字）上的
-        平均损失，``train_loss`` (C,) 在同样多的训练文字上的；``chars`` 字表（第 i 个字的编号是 i）。
+        平均损失，``train_loss`` (C,) 在训练过的文字上的（每道考题前面紧挨着的那一段，``corpus.trained_neighbours``）；``chars`` 字表（第 i 个字的编号是 i）。
 
     Raises
     ------
     ValueError
-        训练发散（``train_loop`` 停下并说明）、语料太短、尺寸不合法（见 ``GPTConfig``）。
+        训练发散（``train_loop`` 停下并说明）、语料太短（没有考题，或训练文字不够一段 ``context``）、
+        尺寸不合法（见 ``GPTConfig``）。
     """
     rng = check.generator(rng)
     text = load_corpus() if text is None else text
     chars = vocabulary(text)
-    train_text, test_text = held_out_split(text, HELD_OUT)
+    train_text, test_text = held_out_split(text, HELD_OUT_EVERY)
+    if not test_text:
+        raise ValueError(f"text 太短：每章每 {HELD_OUT_EVERY} 段留 1 段作考题（一段一行），可一道考题也没有。"
+                         f"提示：至少要有一章有 {HELD_OUT_EVERY} 段、且第 {HELD_OUT_EVERY} 段在全书只出现一次。")
     train_ids, test_ids = encode(train_text, chars), encode(test_text, chars)
     config = GPTConfig(len(chars), d_model, num_layers, num_heads, d_ff, context)
     model = init_gpt(config, rng)
@@ -230,8 +236,7 @@ def train(rng: np.random.Generator, text: str | None = None, steps: int = 300, b
 
     run = train_loop(model.params, batch_loss, decaying_adam(lr, steps), steps, checkpoint_every)
     models = [TinyGPT(config, params) for params in run["checkpoints"]]
-    _, seen = held_out_split(train_text, HELD_OUT / (1 - HELD_OUT))  # 每章考题前面那一段（训练过的），和考题一样长
-    seen_ids = encode(seen, chars)
+    seen_ids = encode(trained_neighbours(text, HELD_OUT_EVERY), chars)  # 每道考题前面那一段：训练过的
     test_loss = [mean_loss(m, test_ids) for m in models]
     train_loss = [mean_loss(m, seen_ids) for m in models]
     return run.with_fields(checkpoints=models, config=config, test_loss=np.array(test_loss),

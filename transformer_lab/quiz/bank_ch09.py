@@ -1,5 +1,5 @@
-"""自测题库，第 9 章：下一个词——输出端的概率、温度 / top-k / top-p、困惑度、KV 缓存、贪心与采样。
-数值答案都由本包当场算出（``core.decoding.next_token_probs``）。
+"""自测题库，第 9 章：下一个词——输出端的概率、温度 / top-k / top-p、困惑度、KV 缓存、贪心与采样、
+编码器与只有解码器。数值答案都由本包当场算出（``core.decoding.next_token_probs``，困惑度是 ``np.exp``）。
 
 本模块只导入 ``question``（题的格式），以及算答案要用的 core。
 """
@@ -14,6 +14,7 @@ from .question import Question
 __all__ = ["questions", "HAND_LOGITS"]
 
 HAND_LOGITS = (3.0, 1.5, 0.0, -0.5, -2.0)  # 第 9 章“动手算”那 5 个字的打分
+EXAM_LOSS = 4.0  # 困惑度题里的考试损失（一个整数，方便心算 e⁴）
 
 
 def questions() -> list[Question]:
@@ -21,12 +22,13 @@ def questions() -> list[Question]:
 
     >>> qs = questions()
     >>> sorted({q.chapter for q in qs}), len(qs)
-    ([9], 5)
+    ([9], 8)
     """
     logits = np.array(HAND_LOGITS)
     p1 = next_token_probs(logits)
     p_top2 = next_token_probs(logits, top_k=2)
     nucleus = next_token_probs(np.log(np.array([0.5, 0.3, 0.15, 0.05])), top_p=0.9)
+    perplexity = float(np.exp(EXAM_LOSS))
     return [
         Question(
             "ch9-softmax", 9, "5 个字的小字表：从向量到概率", "计算题", "number",
@@ -65,5 +67,32 @@ def questions() -> list[Question]:
             why=("不对。两者相差不到 10⁻¹²，只是浮点运算顺序带来的舍入，缓存本身没有近似。",
                  "对。只有新字自己的 q、k、v 要算，它的 q 再去看缓存里全部的 k、v。",
                  "不对。小 GPT 有 2 层，每一层一个缓存；层数多少都成立。"),
+            correct=1),
+        Question(
+            "ch9-perplexity", 9, "训练：损失、困惑度和考试", "计算题", "number",
+            f"一个字符级模型在考试文字上的平均损失（交叉熵，自然对数）是 {EXAM_LOSS:g}。它的困惑度是多少？（保留三位小数）",
+            answer=perplexity, tolerance=6e-4,
+            explain=f"困惑度 = e^损失 = e^{EXAM_LOSS:g} ≈ {perplexity:.3f}：大致是“每一步在五十几个字之间犹豫”。"
+                    "瞎猜时损失是 log|V|，困惑度就是字表大小 |V|。"),
+        Question(
+            "ch9-greedy-loop", 9, "常见误区", "机制题", "choice",
+            "让小 GPT 贪心地（每步取概率最大的字）写 200 个字，结尾常常是同几个字一遍遍重复。为什么？",
+            choices=("因为模型的字表太小，能用的字用完了",
+                     "因为贪心是确定的：同样的前文永远选同样的字；最近几个字主导了打分，一旦写出的几个字把它带回同样的选择，"
+                     "就一圈圈转下去",
+                     "因为 KV 缓存存满了，后面的字只能重复前面的"),
+            why=("不对。字表有一千多个字，重复的圈只有几个字长。",
+                 "对。采样每一步都有随机性，偶尔选一个不是第一名的字，就跳出了圈；所以聊天模型多用采样。",
+                 "不对。带缓存和整段重算写出的字完全相同，重复和缓存无关。"),
+            correct=1),
+        Question(
+            "ch9-encoder-decoder", 9, "常见误区", "机制题", "choice",
+            "前几章的编码器层和本章小 GPT 的层，真正的区别是什么？",
+            choices=("GPT 的层是另一种结构，没有注意力，只有前馈网络",
+                     "同一种层；GPT 的每一层都带因果掩码（每个字只看自己和前面），最上面再接一个输出矩阵去猜下一个字",
+                     "编码器每个字只看前面，GPT 每个字看全部"),
+            why=("不对。小 GPT 用的就是第 8 章那一层：注意力、前馈、残差、层归一化都在。",
+                 "对。不加掩码适合“读懂”一句话（BERT 这一类），加上掩码适合一个字一个字往后写（GPT 这一类）。",
+                 "不对，正好说反了：是 GPT 的每个字只看自己和前面。"),
             correct=1),
     ]
