@@ -37,7 +37,7 @@ def train_once():
           f"{info['parameters']} 个参数，含 {len(run['checkpoints'])} 个检查点的考试损失和写字）：CPU {cpu:.1f} s，"
           f"墙上时钟 {wall:.1f} s（目标 ≤ 60 s）")
     print(f"考试损失 {run['test_loss'][-1]:.3f}（困惑度 {np.exp(run['test_loss'][-1]):.1f}），"
-          f"训练文字上 {run['train_loss'][-1]:.3f}；瞎猜是 log V = {np.log(info['vocab_size']):.3f}")
+          f"训练文字上 {run['train_loss'][-1]:.3f}；瞎猜是 log|V| = {np.log(info['vocab_size']):.3f}")
     return run
 
 

@@ -86,19 +86,11 @@ def test_every_term_used_in_the_book_is_defined():
     assert not set(term_uses()) - set(ENTRIES)
 
 
-# 第 9、10 章那一轮加进术语表的词条（评审 chapters-9-10 #10、#18、B5）。加词条的人不能改 notebook，各章第一次出现
-# 这些词的地方还没链过来；链上以后从这里删掉（下面的测试会提醒）。不要往这里加新的词条。
-AWAITING_CHAPTER_LINKS = {"贪心", "采样", "语料", "过拟合", "熵"}
-
-
 def test_every_entry_is_linked_from_a_chapter():
     """每个词条至少被一章（notebook）链接过：读者是从章节里点进来的。"""
     uses = term_uses()
-    orphans = {name for name in ENTRIES if not any(f.endswith(".ipynb") for f in uses.get(name, ()))}
-    assert not orphans - AWAITING_CHAPTER_LINKS, f"没有任何一章链接这些词条：{sorted(orphans - AWAITING_CHAPTER_LINKS)}"
-    assert AWAITING_CHAPTER_LINKS <= set(ENTRIES), sorted(AWAITING_CHAPTER_LINKS - set(ENTRIES))
-    assert not AWAITING_CHAPTER_LINKS - orphans, f"这些词条已经有章节链接了，从 AWAITING_CHAPTER_LINKS 里删掉：" \
-                                                 f"{sorted(AWAITING_CHAPTER_LINKS - orphans)}"
+    orphans = sorted(name for name in ENTRIES if not any(f.endswith(".ipynb") for f in uses.get(name, ())))
+    assert not orphans, f"没有任何一章链接这些词条：{orphans}"
 
 
 def test_built_glossary_has_an_anchor_per_term(site):
