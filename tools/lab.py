@@ -201,10 +201,21 @@ _STATE_JS = """roots => roots.map(root => {
   const nb = document.querySelector(root);
   const status = nb.querySelector('.jp-Notebook-ExecutionIndicator');
   const prompts = [...nb.querySelectorAll('.jp-CodeCell .jp-InputPrompt')].map(p => p.textContent.trim());
+  // 折起来的代码单元格（metadata.jupyter.source_hidden，第 8 章的“深入一点”）只剩一个占位条，DOM 里看不到它的执行编号：
+  // 编号从 notebook 的模型里读（window.jupyterapp），读不到时退回 DOM。
+  const app = window.jupyterapp;
+  const panel = app ? [...app.shell.widgets('main')].find(w => w.node === nb) : null;
+  const model = panel && panel.content && panel.content.model;
+  const counts = [];
+  if (model) for (let i = 0; i < model.cells.length; i++) {
+    const cell = model.cells.get(i);
+    if (cell.type === 'code') counts.push(cell.executionCount);
+  }
   return {
     status: status ? status.getAttribute('data-status') : null,
-    cells: prompts.length,
-    numbered: prompts.filter(p => /^\\[\\d+\\]/.test(p)).length,
+    cells: model ? counts.length : prompts.length,
+    numbered: model ? counts.filter(n => typeof n === 'number' && n > 0).length
+                    : prompts.filter(p => /^\\[\\d+\\]/.test(p)).length,
     queued: prompts.filter(p => p.startsWith('[*]')).length,
     errors: nb.querySelectorAll('.jp-OutputArea-output[data-mime-type="application/vnd.jupyter.error"]').length,
     dialogs: [...document.querySelectorAll('.jp-Dialog')].map(e => e.textContent.trim().slice(0, 300)),
