@@ -39,11 +39,12 @@ def test_reads_only_what_is_asked_without_copying():
     assert np.shares_memory(out["ids"], np.frombuffer(data, np.uint8))
 
 
-def test_a_broken_tensor_nobody_asks_for_is_not_read():
-    """只读需要的：别的张量坏了（dtype 不认识）也不影响。"""
+def test_a_broken_tensor_nobody_asks_for_still_rejects_the_file():
+    """整个文件一起查（同参考实现）：只读 "a" 也不行，另一项的 dtype 不认识、字节范围与 "a" 重叠。"""
     data = safetensors_bytes(TENSORS, {"broken": {"dtype": "BF16", "shape": [1], "data_offsets": [0, 2]}})
-    assert read_tensors(data, names=["a"])["a"].shape == (2, 3)
-    check_error(lambda: read_tensors(data), ValueError, r"'broken' 的 dtype='BF16' 不支持")
+    check_error(lambda: read_tensors(data, names=["a"]), ValueError, r"'broken' 的 dtype='BF16' 不支持")
+    data = safetensors_bytes(TENSORS, {"broken": {"dtype": "F16", "shape": [1], "data_offsets": [0, 2]}})
+    check_error(lambda: read_tensors(data, names=["a"]), ValueError, r"张量 '(a|broken)' 的数据从第 \d+ 字节开始，与.*重叠")
 
 
 def test_source_name_appears_in_errors():
