@@ -7,7 +7,8 @@
 JSON 目录里每个张量一项 ``"名字": {"dtype": "F32", "shape": [30522, 384], "data_offsets": [开始, 结束]}``，
 偏移量从数据区开头算起；另有一项 ``"__metadata__"``（字符串到字符串的说明，可以没有）。
 读一个张量就是 ``np.frombuffer(数据区, dtype, count, offset).reshape(shape)``：不复制，也不能改
-（NumPy 看的是只读的 bytes，所以得到的数组是只读的）。
+（NumPy 看的是只读的 bytes，所以得到的数组是只读的）。读之前整个文件按参考实现的规则检查一遍
+（``validate.check_spans``：字节范围首尾相接、不重叠、不越界、没有空洞、末尾没有多余的字节）。
 
 本模块只依赖 NumPy 和标准库。
 """

@@ -59,8 +59,8 @@ def check_spans(spans: Iterable[Span], data_start: int, size: int, source: str, 
     source : str
         报错里怎么称呼这个文件（例如“某 wheel 里的 model.safetensors”）。
     padding : int, default 0
-        两段数据之间、数据区开头和末尾允许的对齐空隙（字节数上限，不含）：safetensors 是 0（必须紧挨着），
-        E5S1 按 32 字节对齐。
+        两段数据之间、数据区开头和末尾最多允许空出几个字节（对齐用）：safetensors 是 0（必须紧挨着），
+        E5S1 按 32 字节对齐，所以是 31。
 
     Raises
     ------
