@@ -136,9 +136,11 @@ if (typeof Search !== "undefined") {
   Search.performTermsSearch = function (searchTerms, excludedTerms) {
     var index = Search._index;
     var docCount = index.docnames.length;
-    var files = function (table, word) {
+    var own = Object.prototype.hasOwnProperty;
+    var files = function (table, word) {  // 只认索引自己的词条：“constructor”“__proto__”“toString”不是继承来的属性
+      if (!own.call(table, word)) return [];
       var f = table[word];
-      return f === undefined ? [] : (Array.isArray(f) ? f : [f]);
+      return Array.isArray(f) ? f : [f];
     };
     var lookup = function (table, word) {
       var found = files(table, word);

@@ -16,7 +16,7 @@ from transformer_lab.quiz.html import QUIZ_CSS, QUIZ_JS, default_prefix, render_
 from transformer_lab.quiz.question import as_dicts, notebook_href
 
 from helpers.errors import error_table_test
-from helpers.html_scripts import scripts
+from helpers.html_scripts import Page, scripts
 from tools.site import ROOT
 
 BANK = quiz.questions()
@@ -135,3 +135,51 @@ ERROR_CASES = [
     ("prefix-chinese", lambda: render_html([{}], prefix="自测"), VE, r"prefix 只能含.*'自测'"),
 ]
 test_documented_errors = error_table_test(ERROR_CASES)
+
+
+# ---------------------------------------------------------------- 每个字段都放敌意文字：读回来，结构一个不多
+
+HOSTILE = "\"><script>alert(1)</script><img src=x onerror=alert(2)>' & <b x=\"y\">&amp;"
+
+
+def _question_data(kind: str, text: str) -> dict:
+    """一道题，每个文字字段都是 ``text``（href 也是：它是相对地址）。"""
+    q = {"qid": text, "number": text, "group": text, "kind": kind, "prompt": text, "choices": [text, text],
+         "why": [text, text], "correct": 1, "answer": 2.5, "tolerance": 0.1, "unit": text, "explain": text,
+         "reveal": [text, text], "chapter": text, "where": text, "href": text}
+    if kind == "number":
+        q.update(choices=[], why=[], correct=None)
+    return q
+
+
+def _shape(page: str) -> tuple[list, list]:
+    """读回的结构：每个开始标签 (名字, 属性名) 的顺序，和所有属性值。"""
+    tags = Page(page).tags
+    return [(tag, sorted(attrs)) for tag, attrs in tags], [v for _, attrs in tags for _, v in sorted(attrs.items())]
+
+
+@pytest.mark.parametrize("kind", ["choice", "number", "predict"])
+def test_hostile_text_in_every_field_adds_no_element_or_attribute(kind):
+    """题库的每个字段（包括题号 qid：它写进 id、for、name、data-qid）都放 "><script>、引号、&、<：
+    用 html.parser 读回来，标签和属性和放普通文字时一模一样（一个 <script>、<img> 也没多），每个属性值原样读回。
+    修复前，填数题的 ``<label for=...>`` 没有转义：qid 里的 "> 关掉属性、造出 <script> 和 <img onerror>。"""
+    plain, hostile = (render_html([_question_data(kind, t)], prefix="p") for t in ("ZZ", HOSTILE))
+    (plain_tags, plain_values), (hostile_tags, hostile_values) = _shape(plain), _shape(hostile)
+    assert hostile_tags == plain_tags
+    assert hostile_values == [v and v.replace("ZZ", HOSTILE) for v in plain_values]
+    assert [body for _, body in scripts(hostile)] == [QUIZ_JS]
+    assert "ZZ" in "".join(v or "" for v in plain_values)  # 普通文字确实进了属性（否则上面的比较什么也没查）
+
+
+def test_the_parse_check_finds_an_unescaped_attribute():
+    """反证：像修复前那样把 qid 直接写进 for=，读回来就多出 <script>、<img> 和 onerror——上面的比较能发现它。"""
+    raw = '<label for="p-{}-in">x</label>'
+    plain, hostile = _shape(raw.format("ZZ")), _shape(raw.format(HOSTILE))
+    assert hostile[0] != plain[0]
+    assert ("script", []) in hostile[0] and ("img", ["onerror", "src"]) in hostile[0]
+
+
+def test_attributes_are_written_in_one_place():
+    """属性值只在 ``_tag`` 里写进 HTML：模块里别处没有 ``="{`` 这样直接插值的属性。"""
+    source = Path(quiz_html.__file__).read_text(encoding="utf-8")
+    assert re.findall(r'=\"\{', source) == ['="{'] and "def _tag" in source

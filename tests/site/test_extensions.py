@@ -587,3 +587,14 @@ def test_questions_find_the_page_that_contains_most_of_them(tiny_site):
     assert [doc for doc, _ in results[1]][:1] == ["notebooks/01_demo"]              # “饱和”里的“和”不当连词删
     assert results[2] == results[1]
     assert results[3] == [] and results[4] == []
+
+
+def test_inherited_property_names_are_not_index_words(tiny_site):
+    """索引是普通的 JS 对象：查询 “constructor”“__proto__” 查到的不能是 Object 继承来的属性（修复前各多出一条
+    文档名、标题都是 undefined 的结果）；和真词一起搜时，结果和只搜真词一样。"""
+    queries = ["constructor", "__proto__", "toString", "hasOwnProperty", "valueOf", "<img src=x onerror=alert(1)>"]
+    results = run_search_js(tiny_site, f"[...{queries}.map(q => search(q)), search('softmax constructor'), "
+                                       "search('softmax')]")
+    assert results[:len(queries)] == [[]] * len(queries)
+    with_word, alone = results[len(queries):]
+    assert alone and all(doc for doc, _ in with_word) and [d for d, _ in with_word] == [d for d, _ in alone]

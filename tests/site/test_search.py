@@ -317,3 +317,30 @@ def test_nothing_found_says_so_clearly(page):
         text = summary(page, query)
         assert text.startswith("没找到") and "术语表" in text and "分类" not in text, (query, text)
     assert not summary(page, "射箭打靶").startswith("没找到")
+
+
+# ---------------------------------------------------------------- 不是词的查询：继承来的属性名、标记
+
+# 索引 (Search._index.terms) 是普通的 JS 对象：修复前 zh_search.js 用 table[word] 查，“constructor”“__proto__”
+# 查到的是 Object 继承来的属性，结果列表里多出一条标题为 undefined 的页（在 Node.js 里对照书的索引看过）
+HOSTILE_QUERIES = ["constructor", "__proto__", "toString", "hasOwnProperty", "valueOf", "softmax constructor",
+                   "prototype __proto__ 注意力", "<img src=x onerror=alert(1)>", '"><script>alert(1)</script>',
+                   "__defineGetter__ isPrototypeOf"]
+
+
+@pytest.mark.parametrize("query", HOSTILE_QUERIES)
+def test_inherited_property_names_and_markup_are_just_words(page, query):
+    """在搜索页上搜对象的属性名和一段 HTML：不报错（控制台、页面异常）、不弹窗、结果里没有 undefined，
+    也没有从查询里造出来的元素；JS 排序给出的每一条都是索引里真有的页。"""
+    dialogs = []
+    page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+    shown = search(page, query)
+    text = page.locator("#search-results").inner_text()
+    assert "undefined" not in text and "undefined" not in shown, (query, text)
+    assert page.locator("#search-results img, #search-results script").count() == 0
+    results = page.evaluate(SCORED_JS, query)
+    docnames = page.evaluate("() => Search._index.docnames.map(d => d.split('/').pop())")
+    assert all(doc in docnames for doc, _ in results), (query, results)
+    assert not dialogs and not page.errors, (query, dialogs, page.errors)
+    if "softmax" in query:  # 还有真词时照样找到
+        assert CH4 in [doc for doc, _ in results][:3], results

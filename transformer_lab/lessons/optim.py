@@ -152,10 +152,13 @@ def adam(params: dict, grads: dict, state: dict, lr: float, beta1: float = 0.9, 
     Raises
     ------
     ValueError
-        ``grads`` 与 ``params`` 的键不同，``lr`` 或 ``eps`` 不是正数，``beta1``、``beta2`` 不在 [0, 1) 之内，
-        梯度的平方溢出。
+        ``grads`` 与 ``params`` 的键不同或某个梯度与参数形状不同，参数或梯度含 NaN/inf，``lr`` 或 ``eps`` 不是正数，
+        ``beta1``、``beta2`` 不在 [0, 1) 之内；``state`` 不是 ``{}`` 或 ``{"t", "m", "v"}``，``state['t']`` 是负数，
+        m、v 与 ``params`` 不同键、形状不同（不悄悄广播）或含 NaN/inf，v 有负数；梯度的平方溢出；
+        走一步之后的参数不是有限数（报出是哪个参数）。
     TypeError
-        ``lr``、``beta1``、``beta2``、``eps`` 不是实数；``params``、``grads``、``state`` 不是字典。
+        ``lr``、``beta1``、``beta2``、``eps`` 不是实数；``params``、``grads``、``state`` 不是字典；
+        参数、梯度、m、v 不是实数数组；``state['t']`` 不是整数。
 
     Examples
     --------
@@ -168,23 +171,59 @@ def adam(params: dict, grads: dict, state: dict, lr: float, beta1: float = 0.9, 
     """
     lr, eps = check.positive_real(lr, "lr"), check.positive_real(eps, "eps")
     beta1, beta2 = check.decay_rate(beta1, "beta1"), check.decay_rate(beta2, "beta2")
+    t, m_old, v_old = _adam_state(params, grads, state)
+    t += 1
+    m = {k: beta1 * m_old[k] + (1 - beta1) * g for k, g in grads.items()}
+    with np.errstate(over="ignore"):
+        v = {k: beta2 * v_old[k] + (1 - beta2) * np.square(g) for k, g in grads.items()}
+    for k in v:
+        check.finite_result(v[k], f"Adam 的梯度平方 v[{k!r}]",
+                            "梯度的平方超出了 float64 的范围（梯度约 1e154 以上）：多半是训练已经发散。提示：把 lr 调小。")
+    m_hat = {k: m[k] / (1 - beta1**t) for k in m}  # 开头几步 m、v 偏小，修正一下
+    v_hat = {k: v[k] / (1 - beta2**t) for k in v}
+    with np.errstate(over="ignore", invalid="ignore"):
+        new = {k: w - lr * m_hat[k] / (np.sqrt(v_hat[k]) + eps) for k, w in params.items()}
+    for k in new:
+        check.finite_result(new[k], f"Adam 走一步之后的参数 params[{k!r}]",
+                            f"提示：lr={lr} 太大（或参数本来就接近浮点数的上限）：把 lr 调小再试。")
+    return new, {"t": t, "m": m, "v": v}
+
+
+def _adam_state(params: Mapping, grads: Mapping, state: Mapping) -> tuple[int, dict, dict]:
+    """Adam 的输入只在这里检查一次：返回 ``(已走的步数 t, 旧的 m, 旧的 v)``（第一步的 m、v 是 0）。
+
+    ``params``、``grads``、``state`` 都是字典；``grads`` 与 ``params`` 同键、每个梯度与参数同形状（不悄悄广播）、
+    都是有限实数；``state`` 是空字典（第一步），或上一步返回的 ``{"t": 非负整数, "m": ..., "v": ...}``：
+    m、v 与 ``params`` 同键，每个与参数同形状、有限，v（梯度平方的平均）不能是负数。
+    """
     for value, name in ((params, "params"), (grads, "grads"), (state, "state")):
         if not isinstance(value, Mapping):
             raise TypeError(f"{name} 必须是字典，收到的是 {check.describe(value)}。"
                             + ("提示：第一步传空字典 {}，之后传上一步返回的状态。" if name == "state" else ""))
     if set(grads) != set(params):
         raise ValueError(f"grads 的键必须与 params 相同：params 有 {sorted(params)}，grads 有 {sorted(grads)}。")
-    t = state.get("t", 0) + 1
-    m = {k: beta1 * state.get("m", {}).get(k, 0) + (1 - beta1) * g for k, g in grads.items()}
-    with np.errstate(over="ignore"):
-        v = {k: beta2 * state.get("v", {}).get(k, 0) + (1 - beta2) * np.square(g) for k, g in grads.items()}
-    for k in v:
-        check.finite_result(v[k], f"Adam 的梯度平方 v[{k!r}]",
-                            "梯度的平方超出了 float64 的范围（梯度约 1e154 以上）：多半是训练已经发散。提示：把 lr 调小。")
-    m_hat = {k: m[k] / (1 - beta1**t) for k in m}  # 开头几步 m、v 偏小，修正一下
-    v_hat = {k: v[k] / (1 - beta2**t) for k in v}
-    new = {k: w - lr * m_hat[k] / (np.sqrt(v_hat[k]) + eps) for k, w in params.items()}
-    return new, {"t": t, "m": m, "v": v}
+    for k, w in params.items():
+        w = check.as_real_array(w, f"params[{k!r}]")
+        g = check.as_real_array(grads[k], f"grads[{k!r}]")
+        check.check_shape(g, f"grads[{k!r}]", w.shape, f"（必须与 params[{k!r}] 同形状）")
+    if not state:
+        zeros = dict.fromkeys(params, 0)
+        return 0, zeros, zeros
+    if set(state) != {"t", "m", "v"}:
+        raise ValueError(f"state 必须是空字典（第一步）或上一步返回的 {{'t', 'm', 'v'}}，收到的键是 {sorted(map(str, state))}。"
+                         "提示：第一步传 {}，之后原样传回 adam 返回的第二个值。")
+    t = check.nonnegative_int(state["t"], "state['t']")
+    for key in ("m", "v"):
+        moments = state[key]
+        if not isinstance(moments, Mapping) or set(moments) != set(params):
+            got = sorted(map(str, moments)) if isinstance(moments, Mapping) else check.describe(moments)
+            raise ValueError(f"state[{key!r}] 必须是与 params 同键的字典：params 有 {sorted(params)}，收到的是 {got}。")
+        for k, w in params.items():
+            x = check.as_real_array(moments[k], f"state[{key!r}][{k!r}]")
+            check.check_shape(x, f"state[{key!r}][{k!r}]", np.shape(w), f"（必须与 params[{k!r}] 同形状，不能广播）")
+            if key == "v" and np.any(x < 0):
+                raise ValueError(f"state['v'][{k!r}] 不能有负数（它是梯度平方的滑动平均），收到的最小值是 {x.min()}。")
+    return t, state["m"], state["v"]
 
 
 def adam_step(lr: float, beta1: float = 0.9, beta2: float = 0.999, eps: float = 1e-8) -> Callable:

@@ -6,7 +6,7 @@ notebook 里 ``tl.self_test()`` 显示的是同一段 HTML（读者自己运行�
 题面用普通的 Unicode 写数学（√d_k、QKᵀ），不依赖 MathJax。
 
 输入是 ``transformer_lab.quiz.question.as_dicts`` 给出的字典列表；本模块只用标准库和 ``_validation``（链接检查），不导入题库。
-每个字段（文字和属性值）都经过 ``_e`` 转义；链接只许相对地址或 http(s)。
+每段文字都经过 ``_e`` 转义，每个属性值都经过 ``_tag``（它也用 ``_e``）——属性只在那一处写进 HTML；链接只许相对地址或 http(s)。
 元素 id 的默认前缀由题目内容算出（同样的题，每次都是同样的 HTML）；同一页上放了两份一模一样的自测时，
 ``quiz.js`` 给后一份换一个前缀，两份互不干扰。
 """
@@ -28,34 +28,48 @@ KIND_NAMES = {"choice": "单选", "number": "填数", "predict": "先猜后看"}
 
 
 def _e(text: object) -> str:
-    """写进 HTML 的每一个字段（文字和属性值）都经过这里：& < > " ' 全部转义，关不掉属性、也造不出标签。"""
+    """写进 HTML 的每一段文字都经过这里：& < > " ' 全部转义，造不出标签。"""
     return html.escape(str(text), quote=True)
+
+
+def _tag(name: str, *attrs: tuple[str, object]) -> str:
+    """一个开始标签。每个属性值都经过 ``_e`` 转义（属性值只在这里写进 HTML）：关不掉引号、造不出属性或标签。
+    值为 ``None`` 的属性只写名字（``hidden``）。
+
+    >>> _tag("label", ("for", 'x"><script>'), ("hidden", None))
+    '<label for="x&quot;&gt;&lt;script&gt;" hidden>'
+    """
+    return f"<{name}" + "".join(f" {key}" if value is None else f' {key}="{_e(value)}"' for key, value in attrs) + ">"
 
 
 def _choices(q: dict, base: str) -> str:
     rows = []
     for i, text in enumerate(q["choices"]):
         rid = f"{base}-c{i}"
-        rows.append(f'<div class="tlq-choice"><input type="radio" id="{_e(rid)}" name="{_e(base)}" value="{i}">'
-                    f'<label for="{_e(rid)}">{_e(text)}</label></div>')
+        rows.append(_tag("div", ("class", "tlq-choice"))
+                    + _tag("input", ("type", "radio"), ("id", rid), ("name", base), ("value", i))
+                    + _tag("label", ("for", rid)) + f"{_e(text)}</label></div>")
     return "".join(rows)
 
 
 def _number_input(q: dict, base: str) -> str:
     unit = f"（单位：{_e(q['unit'])}）" if q["unit"] else ""
-    return (f'<div class="tlq-number"><label for="{base}-in">你的答案{unit}</label>'
-            f'<input type="text" inputmode="decimal" autocomplete="off" id="{_e(base)}-in"></div>')
+    return (_tag("div", ("class", "tlq-number")) + _tag("label", ("for", f"{base}-in")) + f"你的答案{unit}</label>"
+            + _tag("input", ("type", "text"), ("inputmode", "decimal"), ("autocomplete", "off"), ("id", f"{base}-in"))
+            + "</div>")
 
 
 def _templates(q: dict) -> str:
     """提交后才显示的内容：每个选项的反馈、讲解、计算、链接回章节。全部藏着，由脚本复制进反馈区。"""
-    parts = [f'<div hidden class="tlq-why" data-choice="{i}"><p>{_e(w)}</p></div>' for i, w in enumerate(q["why"])]
+    parts = [_tag("div", ("hidden", None), ("class", "tlq-why"), ("data-choice", i)) + f"<p>{_e(w)}</p></div>"
+             for i, w in enumerate(q["why"])]
     if q["explain"]:
-        parts.append(f'<div hidden class="tlq-explain"><p>{_e(q["explain"])}</p></div>')
+        parts.append(_tag("div", ("hidden", None), ("class", "tlq-explain")) + f'<p>{_e(q["explain"])}</p></div>')
     if q["reveal"]:
         lines = "\n".join(_e(line) for line in q["reveal"])
-        parts.append(f'<div hidden class="tlq-reveal"><p>算一算：</p><pre>{lines}</pre></div>')
-    parts.append(f'<div hidden class="tlq-link"><p><a href="{_e(check.safe_link(q["href"], "href"))}">回去看：{_e(q["where"])}</a></p></div>')
+        parts.append(_tag("div", ("hidden", None), ("class", "tlq-reveal")) + f"<p>算一算：</p><pre>{lines}</pre></div>")
+    parts.append(_tag("div", ("hidden", None), ("class", "tlq-link")) + "<p>"
+                 + _tag("a", ("href", check.safe_link(q["href"], "href"))) + f'回去看：{_e(q["where"])}</a></p></div>')
     return "".join(parts)
 
 
@@ -63,15 +77,16 @@ def _question(q: dict, prefix: str) -> str:
     base = f"{prefix}-{q['qid']}"
     meta = f"第 {q['number']} 题 · {q['group']} · {KIND_NAMES[q['kind']]} · 第 {q['chapter']} 章"
     body = _number_input(q, base) if q["kind"] == "number" else _choices(q, base)
-    data = f'data-kind="{_e(q["kind"])}" data-qid="{_e(q["qid"])}"'
+    data = [("data-kind", q["kind"]), ("data-qid", q["qid"])]
     if q["kind"] == "number":
-        data += f' data-answer="{_e(repr(q["answer"]))}" data-tolerance="{_e(repr(q["tolerance"]))}"'
+        data += [("data-answer", repr(q["answer"])), ("data-tolerance", repr(q["tolerance"]))]
     else:
-        data += f' data-correct="{_e(q["correct"])}"'
-    return (f'<div class="tlq-q" id="{_e(base)}" {data}><fieldset>'
-            f'<legend><span class="tlq-meta">{_e(meta)}</span>{_e(q["prompt"])}</legend>{body}</fieldset>'
-            f'<button type="button" class="tlq-submit">{"提交预测" if q["kind"] == "predict" else "提交答案"}</button>'
-            f'<div class="tlq-feedback" aria-live="polite"></div>{_templates(q)}</div>')
+        data += [("data-correct", q["correct"])]
+    return (_tag("div", ("class", "tlq-q"), ("id", base), *data) + "<fieldset>"
+            + "<legend>" + _tag("span", ("class", "tlq-meta")) + f'{_e(meta)}</span>{_e(q["prompt"])}</legend>{body}</fieldset>'
+            + _tag("button", ("type", "button"), ("class", "tlq-submit"))
+            + f'{"提交预测" if q["kind"] == "predict" else "提交答案"}</button>'
+            + _tag("div", ("class", "tlq-feedback"), ("aria-live", "polite")) + f"</div>{_templates(q)}</div>")
 
 
 def default_prefix(questions: list[dict]) -> str:
@@ -106,10 +121,10 @@ def render_html(questions: list[dict], prefix: str | None = None) -> str:
     if not isinstance(prefix, str) or not prefix.replace("-", "").isalnum() or not prefix.isascii():
         raise ValueError(f"prefix 只能含英文字母、数字和连字符，收到 {prefix!r}。")
     total = len(questions)
-    return (f'<div class="tlq" id="{prefix}" data-total="{total}"><style>{QUIZ_CSS}</style>'
-            f'<p class="tlq-score" role="status" aria-live="polite">得分：0 / {total}（已答 0 题）</p>'
+    return (_tag("div", ("class", "tlq"), ("id", prefix), ("data-total", total)) + f"<style>{QUIZ_CSS}</style>"
+            + _tag("p", ("class", "tlq-score"), ("role", "status"), ("aria-live", "polite")) + f"得分：0 / {total}（已答 0 题）</p>"
             + "".join(_question(q, prefix) for q in questions)
-            + '<button type="button" class="tlq-reset">全部清空，重新做</button>'
+            + _tag("button", ("type", "button"), ("class", "tlq-reset")) + "全部清空，重新做</button>"
             f"<script>{QUIZ_JS}</script></div>")
 
 
