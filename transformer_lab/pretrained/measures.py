@@ -4,13 +4,9 @@
 报告**全部**头的数字，不挑。每个函数的输入是 ``model.run(text)`` 的结果（或者一串这样的结果）。
 层和头的编号从 0 开始（给读者看时加 1）。
 
-0/0 的约定：一个头给两个候选词的注意力都是 0 时（float32 的 softmax 下溢就会这样），“第一个候选词占几成”
-是 0/0。这里把它定为 0.5（一样多），而不是 NaN：这个头对两个词一视同仁，正好是“两不沾”——不算指对、
-也不算指错；它给两词的总量是 0，任何 ``min_mass`` > 0 的条件也都会把它排除。若让 NaN 留着，``summary``
-里的最小值、argmax 就全成了 NaN 或随意的头。
-
-阈值（``min_mass``、``threshold``）是注意力的份量，必须是 0 到 1 之间的实数；NaN、字符串、bool 都报错
-（NaN 和任何数比较都是假，会悄悄让所有头都“不合格”）。
+0/0 的约定：头给两个候选词的注意力都是 0 时（float32 的 softmax 下溢），份额 0/0 定为 0.5：一视同仁，
+“两不沾”，不算指对也不算指错（留着 NaN，``summary`` 的最小值、argmax 就乱了）。阈值 ``min_mass``、``threshold``
+是注意力的份量，必须是 [0, 1] 里的实数（NaN 和谁比较都是假，会悄悄让所有头都“不合格”）。
 
 本模块只依赖 NumPy 和本层的分词器工具。
 """
@@ -44,10 +40,7 @@ def _fraction(x: object, name: str) -> float:
 def token_text(token: str) -> str:
     """词元去掉记号后的文字（小写）：``##ing`` → ``ing``，``▁The`` → ``the``。
 
-    Raises
-    ------
-    TypeError
-        ``token`` 不是字符串。
+    Raises ``TypeError``：``token`` 不是字符串。
     """
     if not isinstance(token, str):
         raise TypeError(f"token 必须是字符串（一个词元），收到的是 {check.describe(token)}。")
@@ -96,12 +89,7 @@ def find_word(tokens: Sequence[str], word: str, occurrence: int = 0) -> list[int
 def token_kinds(tokens: Sequence[str]) -> list[str]:
     """每个词元是哪一类：``"cls"``（[CLS] / <s>）、``"sep"``（[SEP] / </s>）、``"punct"``（标点）或 ``"word"``。
 
-    Raises
-    ------
-    TypeError
-        ``tokens`` 不是字符串的列表（一个字符串也不行：它会被当成一个个字母）。
-    ValueError
-        ``tokens`` 是空的。
+    Raises ``TypeError``、``ValueError``：``tokens`` 不是字符串的非空列表（一个字符串也不行：会被当成一个个字母）。
 
     >>> token_kinds(["[CLS]", "hi", ",", "you", "[SEP]"])
     ['cls', 'word', 'punct', 'word', 'sep']
@@ -126,12 +114,8 @@ class PronounTable:
     weights : ndarray of shape (N 句, 2 个候选, L, H)
         代词（它的第一个词元）对候选词（它所有词元之和）的注意力权重。
 
-    Raises
-    ------
-    TypeError
-        ``weights`` 不是实数数组。
-    ValueError
-        ``weights`` 不是 (N, 2, L, H)、有 NaN/inf 或负数，或句数与 ``sentences``、``expected`` 对不上。
+    Raises ``TypeError``、``ValueError``：``weights`` 不是 (N, 2, L, H) 的实数数组、有 NaN/inf 或负数，
+    或句数与 ``sentences``、``expected`` 对不上。
     """
 
     sentences: tuple[str, ...]
@@ -181,10 +165,7 @@ class PronounTable:
         """每一句都“指对了”的头 (层, 头)：它的指向随句子的意思改变，而不只是偏爱某一个词。
         ``min_mass`` > 0 时还要求每一句里这个头至少把这么多注意力给了两个候选词。
 
-        Raises
-        ------
-        TypeError, ValueError
-            ``min_mass`` 不是 0 到 1 之间的实数（NaN、字符串、bool 都不行）。
+        Raises ``TypeError``、``ValueError``：``min_mass`` 不是 [0, 1] 里的实数（NaN、字符串、bool 都不行）。
         """
         return self._heads(True, min_mass)
 
@@ -192,10 +173,7 @@ class PronounTable:
         """对照组：每一句都“指错了”的头 (层, 头)。它的指向也随句子改变，只是变反了。一个不懂意思、只是两句之间
         随便变一变的头，变对和变反的机会一样大；所以“句句都对”的头只有比这一组明显多，才说明有头在做指代。
 
-        Raises
-        ------
-        TypeError, ValueError
-            ``min_mass`` 不是 0 到 1 之间的实数。
+        Raises ``TypeError``、``ValueError``：``min_mass`` 不是 [0, 1] 里的实数。
         """
         return self._heads(False, min_mass)
 
@@ -209,10 +187,7 @@ class PronounTable:
         （≤ 0.5 就说明没有一个头句句都指对），``best_mass`` 是它在各句里给两个候选词的注意力之和的最小值。
         两个候选词都分到 0 的那一句，份额按 0.5 算（见 ``share``），所以这些数里不会出现 NaN。
 
-        Raises
-        ------
-        TypeError, ValueError
-            ``min_mass`` 不是 0 到 1 之间的实数。
+        Raises ``TypeError``、``ValueError``：``min_mass`` 不是 [0, 1] 里的实数。
         """
         min_mass = _fraction(min_mass, "min_mass")
         L, H = self.weights.shape[2:]
@@ -368,12 +343,7 @@ def attention_by_kind(results: Sequence[Mapping]) -> dict[str, np.ndarray]:
 def sink_heads(by_kind: Mapping[str, np.ndarray], threshold: float = 0.5) -> dict[str, int]:
     """有几个头平均至少把 ``threshold`` 的注意力给了某一类（[CLS]、[SEP]、标点……）：这些就是“汇点”头。
 
-    Raises
-    ------
-    TypeError
-        ``by_kind`` 不是 ``attention_by_kind`` 返回的 类别 → 数组 的映射；``threshold`` 不是实数。
-    ValueError
-        ``threshold`` 不在 0 到 1 之间（或是 NaN）。
+    Raises ``TypeError``、``ValueError``：``by_kind`` 不是 ``attention_by_kind`` 返回的映射；``threshold`` 不是 [0, 1] 里的实数。
     """
     if not isinstance(by_kind, Mapping) or not all(isinstance(v, np.ndarray) for v in by_kind.values()):
         raise TypeError(f"by_kind 必须是 attention_by_kind(...) 返回的 类别 → (L, H) 数组 的映射，"
@@ -414,10 +384,7 @@ def offset_attention(results: Sequence[Mapping], offset: int) -> np.ndarray:
 def positional_heads(results: Sequence[Mapping], threshold: float = 0.5) -> dict[str, list[tuple[int, int]]]:
     """平均至少把 ``threshold`` 的注意力给前一个（``"before"``）或后一个（``"after"``）词元的头 (层, 头)。
 
-    Raises
-    ------
-    TypeError, ValueError
-        ``results`` 不合 ``check_results`` 的要求；``threshold`` 不是 0 到 1 之间的实数。
+    Raises ``TypeError``、``ValueError``：``results`` 不合 ``check_results`` 的要求；``threshold`` 不是 [0, 1] 里的实数。
     """
     check_results(results)
     threshold = _fraction(threshold, "threshold")
