@@ -118,6 +118,35 @@ def test_kinds_and_positional_heads_on_designed_attention():
     assert measures.positional_heads(results) == {"before": [(0, 1)], "after": [(0, 2)]}
 
 
+def test_a_share_of_nothing_is_half_not_nan():
+    """0/0 的约定：头 0 在第一句给两个候选词的注意力都是 0（float32 下溢），份额定为 0.5（两不沾）：
+    不算指对也不算指错，summary 里没有 NaN。头 1 两句都指对，是唯一的 resolving 头，也是 best_head。"""
+    w = np.array([[[[0.0, 0.6]], [[0.0, 0.2]]],      # 第一句：头 0 两个都是 0；头 1 给 x 0.6、y 0.2
+                  [[[0.3, 0.1]], [[0.1, 0.5]]]])     # 第二句：头 0 偏 x（指错），头 1 偏 y（指对）
+    t = measures.PronounTable(("a", "b"), ("x", "y"), ("x", "y"), w)  # (2 句, 2 个候选, 1 层, 2 个头)
+    assert t.share[0, 0, 0] == 0.5 and t.right_share[0, 0, 0] == 0.5  # 0/0 → 0.5，正好
+    np.testing.assert_allclose(t.share[:, 0], [[0.5, 0.75], [0.75, 1 / 6]], rtol=1e-12)
+    assert t.resolving_heads() == [(0, 1)] and t.wrong_way_heads() == []  # 头 0：一句两不沾、一句指错
+    s = t.summary(min_mass=0.0)
+    assert s["correct_per_sentence"] == [1, 1] and s["best_head"] == (0, 1)
+    assert s["best_worst_share"] == pytest.approx(0.75) and s["best_mass"] == pytest.approx(0.6)
+    assert all(np.isfinite(v) for v in (s["best_worst_share"], s["best_mass"]))
+    # 反证：直接相除（修之前的写法）在这一格得到 NaN
+    with np.errstate(invalid="ignore"):
+        assert np.isnan(w[0, 0, 0, 0] / (w[0, 0, 0, 0] + w[0, 1, 0, 0]))
+
+
+def test_a_bare_string_is_not_a_sequence_of_tokens():
+    """一个字符串不能当词元列表：修之前 candidates="xy" 被当成两个候选词 x、y，expected="xy" 被当成两句的答案。"""
+    results = designed_pair()
+    for kwargs in ({"candidates": "as"}, {"expected": "as"}):
+        args = {"expected": ["animal", "street"], "candidates": ("animal", "street")} | kwargs
+        with pytest.raises(TypeError, match=r"必须是字符串的列表或元组，收到的是 字符串"):
+            measures.pronoun_table(results, args["expected"], "it", args["candidates"])
+    with pytest.raises(TypeError, match=r"tokens 必须是字符串的列表或元组"):
+        measures.token_kinds("[CLS] hi [SEP]")
+
+
 # ---------------------------------------------------------------- 真模型：与逐头循环对照
 
 
@@ -229,5 +258,47 @@ ERROR_CASES = [
      ValueError, r"offset=1：每句话都不到 2 个词元.*0/0"),
     ("check-results-tokens-not-str", lambda: measures.check_results([{"tokens": [1], "attentions": np.ones((1, 1, 1, 1))}]),
      TypeError, r"results\[0\]\['tokens'\] 必须是字符串的列表或元组"),
+]
+ZERO = measures.PronounTable(("a",), ("x",), ("x", "y"), np.zeros((1, 2, 1, 1)))
+ONE_RESULT = [fake_result(np.full((1, 1, len(TOKENS), len(TOKENS)), 1 / len(TOKENS)))]
+ERROR_CASES += [
+    ("candidates-bare-string", lambda: measures.pronoun_table(designed_pair(), ["a", "s"], "it", "as"), TypeError,
+     r"candidates 必须是字符串的列表或元组，收到的是 字符串 'as'"),
+    ("expected-bare-string", lambda: measures.pronoun_table(designed_pair(), "as", "it", ("a", "s")), TypeError,
+     r"expected 必须是字符串的列表或元组，收到的是 字符串 'as'"),
+    ("pronoun-empty", lambda: measures.pronoun_table(designed_pair(), ["animal", "street"], "", ("animal", "street")),
+     TypeError, r"pronoun 必须是非空的字符串"),
+    ("pronoun-results-none", lambda: measures.pronoun_table(None, [], "it", ("a", "b")), TypeError,
+     r"results 必须是非空的列表"),
+    ("kinds-bare-string", lambda: measures.token_kinds("[CLS] hi"), TypeError,
+     r"tokens 必须是字符串的列表或元组，收到的是 字符串 '\[CLS\] hi'"),
+    ("kinds-empty", lambda: measures.token_kinds([]), ValueError, r"tokens 不能为空"),
+    ("token-text-type", lambda: measures.token_text(None), TypeError, r"token 必须是字符串（一个词元），收到的是 NoneType"),
+    ("table-weights-nan", lambda: measures.PronounTable(("a",), ("x",), ("x", "y"), np.full((1, 2, 1, 1), np.nan)),
+     ValueError, r"weights 含有 NaN"),
+    ("table-weights-negative", lambda: measures.PronounTable(("a",), ("x",), ("x", "y"), -np.ones((1, 2, 1, 1))),
+     ValueError, r"weights 是注意力权重，不能是负数"),
+    ("table-weights-shape", lambda: measures.PronounTable(("a",), ("x",), ("x", "y"), np.ones((1, 3, 1, 1))),
+     ValueError, r"weights 的形状应为 \(任意, 2, 任意, 任意\)"),
+    ("table-weights-list", lambda: measures.PronounTable(("a",), ("x",), ("x", "y"), [[[[1.0]], [[1.0]]]]),
+     TypeError, r"weights 必须是 NumPy 数组"),
+    ("table-sentence-count", lambda: measures.PronounTable(("a", "b"), ("x",), ("x", "y"), np.ones((1, 2, 1, 1))),
+     ValueError, r"sentences、expected、weights 的句数必须相同，收到 2、1、1"),
+    ("min-mass-nan", lambda: ZERO.resolving_heads(min_mass=float("nan")), ValueError, r"min_mass 必须是有限实数，收到的是 nan"),
+    ("min-mass-str", lambda: ZERO.wrong_way_heads(min_mass="0.1"), TypeError, r"min_mass 必须是实数，收到的是 字符串 '0.1'"),
+    ("min-mass-bool", lambda: ZERO.summary(min_mass=True), TypeError, r"min_mass 必须是实数，收到的是 bool"),
+    ("min-mass-above-one", lambda: ZERO.summary(min_mass=1.5), ValueError, r"min_mass 是注意力的份量，必须在 0 到 1 之间，收到的是 1.5"),
+    ("pairs-min-mass-nan", lambda: measures.minimal_pairs([ZERO], min_mass=np.nan), ValueError, r"min_mass 必须是有限实数"),
+    ("pairs-min-mass-negative", lambda: measures.minimal_pairs([ZERO], min_mass=-0.1), ValueError, r"min_mass .*0 到 1 之间"),
+    ("sink-threshold-nan", lambda: measures.sink_heads({"cls": np.zeros((1, 1))}, threshold=np.nan), ValueError,
+     r"threshold 必须是有限实数"),
+    ("sink-threshold-str", lambda: measures.sink_heads({"cls": np.zeros((1, 1))}, threshold="0.5"), TypeError,
+     r"threshold 必须是实数，收到的是 字符串 '0.5'"),
+    ("sink-by-kind-list", lambda: measures.sink_heads([np.zeros((1, 1))]), TypeError,
+     r"by_kind 必须是 attention_by_kind\(\.\.\.\) 返回的"),
+    ("positional-threshold-nan", lambda: measures.positional_heads(ONE_RESULT, threshold=float("nan")), ValueError,
+     r"threshold 必须是有限实数"),
+    ("positional-threshold-above-one", lambda: measures.positional_heads(ONE_RESULT, threshold=2), ValueError,
+     r"threshold 是注意力的份量，必须在 0 到 1 之间，收到的是 2.0"),
 ]
 test_documented_errors = error_table_test(ERROR_CASES)

@@ -16,6 +16,7 @@
 
 import itertools
 import json
+import unicodedata
 from pathlib import Path
 
 import numpy as np
@@ -25,7 +26,14 @@ from hypothesis import strategies as st
 
 from transformer_lab.pretrained import sentences
 from transformer_lab.pretrained.unigram import METASPACE, Unigram
-from transformer_lab.pretrained.wordpiece import WordPiece, basic_tokenize, is_cjk, is_punctuation
+from transformer_lab.pretrained.wordpiece import (
+    WordPiece,
+    basic_tokenize,
+    check_flag,
+    check_text,
+    is_cjk,
+    is_punctuation,
+)
 
 from helpers.errors import error_table_test
 
@@ -58,6 +66,87 @@ def test_basic_tokenization_rules():
     assert basic_tokenize("Héllo", lowercase=False) == ["Héllo"]
     assert is_punctuation("$") and is_punctuation("，") and not is_punctuation("a")  # ASCII 符号也算标点
     assert is_cjk("猫") and not is_cjk("ね") and not is_cjk("，")
+
+
+# ---------------------------------------------------------------- WordPiece：清理规则，对照 BERT 原版写出的参照
+
+
+def reference_clean(text: str) -> str:
+    """独立参照：照 Hugging Face transformers ``tokenization_bert.py`` 逐条写出的清理规则。
+
+    ``_clean_text``：码位 0、0xFFFD 和 ``_is_control`` 的字符删掉，``_is_whitespace`` 的换成空格；
+    ``_is_control``：\t \n \r 不算（它们是空白），其余 ``unicodedata.category(ch).startswith("C")`` 都算；
+    ``_is_whitespace``：" " \t \n \r，或类别 Zs。
+    """
+    out = []
+    for ch in text:
+        cp, cat = ord(ch), unicodedata.category(ch)
+        if cp == 0 or cp == 0xFFFD or (ch not in "\t\n\r" and cat.startswith("C")):
+            continue
+        out.append(" " if ch in " \t\n\r" or cat == "Zs" else ch)
+    return "".join(out)
+
+
+def has_surrogate(text: str) -> bool:
+    return any(0xD800 <= ord(ch) <= 0xDFFF for ch in text)
+
+
+OTHER = st.characters(categories=["Cc", "Cf", "Co", "Cn", "Zs", "Zl", "Zp"])  # 控制、格式、私用、未分配、各种空白
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(st.one_of(st.sampled_from("abZ \t\n\r\x00\ufffd"), OTHER), max_size=20))
+def test_cleaning_equals_the_reference_rules(text):
+    """只有字母和“其他”字符（没有标点、汉字）、不转小写时，粗切就是“按参照清理，再按空白切开”。"""
+    assert basic_tokenize(text, lowercase=False) == reference_clean(text).split()
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(st.one_of(st.characters(exclude_characters="[]"), OTHER, st.characters(categories=["Cs"])),
+               max_size=20))
+def test_wordpiece_drops_what_the_reference_drops_and_rejects_surrogates(text):
+    """任意文字（含 Co/Cc/Cf/Cn 和孤立的代理码位 Cs）：有代理码位就报中文错；否则分词结果与先按参照清理过的
+    文字相同，而且没有一个词元含 C 类字符。（不生成 “[”：清理会把 “[SE\x00P]” 拼成特殊词元 [SEP]，原版也一样。）"""
+    tok = WordPiece(VOCAB, lowercase=False)
+    if has_surrogate(text):
+        with pytest.raises(ValueError, match=r"text 的第 \d+ 个字符（从 0 数）是孤立的代理码位 U\+D[89A-F]"):
+            tok.tokenize(text)
+        return
+    tokens = tok.tokenize(text)
+    assert tokens == tok.tokenize(reference_clean(text))
+    assert not any(unicodedata.category(ch).startswith("C") for t in tokens for ch in t)
+
+
+def test_private_use_and_unassigned_are_dropped_by_hand():
+    """私用区 U+E000（Co）、未分配 U+0378（Cn）、零宽空格 U+200B（Cf）都删；删掉以后两边的字母连成一个词。"""
+    tok = WordPiece(VOCAB)
+    assert tok.tokenize("play\ue000ing") == ["[CLS]", "play", "##ing", "[SEP]"]  # 修之前：整个词是 [UNK]
+    assert basic_tokenize("a\ue000b\U000f0000c\u0378d\u200be") == ["abcde"]
+    assert basic_tokenize("a\u2028b\x85c") == ["a", "bc"]  # 行分隔符 (Zl) 是空白；NEL U+0085 是 Cc，删掉
+    assert reference_clean("a\ue000b") == "ab" and reference_clean("a\u3000b") == "a b"  # 参照自己也要对
+
+
+def test_the_cleaning_reference_can_fail():
+    """反证：只删 Cc/Cf（修之前的规则）的清理，在私用字符上与参照不同。"""
+    def old_clean(text):
+        return "".join(ch for ch in text if ch in "\t\n\r" or unicodedata.category(ch) not in ("Cc", "Cf"))
+    assert old_clean("a\ue000b").split() != reference_clean("a\ue000b").split()
+
+
+def test_real_minilm_drops_private_use(minilm):
+    """真词表上：私用字符夹在词中间，修之前整个词成了 [UNK]，现在与没有它时一样。"""
+    text = sentences.PRONOUN_CASES_EN[0][0]
+    dirty = text.replace("animal", "ani\ue000mal").replace("street", "str\U00100000eet")
+    assert minilm.tokenize(dirty) == minilm.tokenize(text) == REFERENCE[text]
+
+
+def test_surrogates_are_rejected_everywhere(minilm, e5):
+    """孤立的代理码位：每个收文字的入口都报中文错、写明参数名，而不是 UnicodeEncodeError。"""
+    for fn, name in [(minilm.tokenize, "text"), (e5.tokenize, "text"), (minilm.tokenizer.split_word, "word"),
+                     (e5.tokenizer.split, "s"), (e5.tokenizer.normalize, "text"), (basic_tokenize, "text")]:
+        with pytest.raises(ValueError, match=rf"^{name} 的第 2 个字符（从 0 数）是孤立的代理码位 U\+DE00"):
+            fn("ab\ude00c")
+    assert check_text("😀", "text") == "😀"  # 真正的 emoji（一个码位）没问题
 
 
 def test_long_word_is_unknown():
@@ -159,12 +248,37 @@ def test_the_brute_force_check_can_fail():
     assert float(sum(tok.scores[i] for i in greedy)) < brute_force(tok, tok.normalize("abcd"))
 
 
+@settings(max_examples=100, deadline=None)
+@given(st.text(st.one_of(st.sampled_from("ab "), st.characters(categories=["Cs", "Co", "Cc"])), max_size=8))
+def test_unigram_rejects_surrogates_and_nothing_else(text):
+    tok = tiny_unigram({"▁a": -1.0, "b": -1.0})
+    if has_surrogate(text):
+        with pytest.raises(ValueError, match=r"^text 的第 \d+ 个字符（从 0 数）是孤立的代理码位"):
+            tok.token_ids(text)
+    else:
+        ids = tok.token_ids(text)
+        assert ids[0] == 0 and ids[-1] == 2
+
+
+def test_unigram_does_not_keep_the_callers_scores():
+    scores = np.array([0, 0, 0, 0, -1], np.float32)
+    tok = Unigram(["<s>", "<pad>", "</s>", "<unk>", "▁a"], scores, {}, {"bos": 0, "eos": 2, "unk": 3})
+    scores[4] = -100
+    assert tok.scores[4] == -1
+
+
 def test_real_e5_tokenizer_on_chinese_by_hand(e5):
     """手查过的中文分词：“它”单独一个词元；“因为它”却是词表里的**一个**词元（所以代词句去掉了“因为”）。"""
     assert e5.tokenize(sentences.PRONOUN_CASES_ZH[0][0]) == [
         "<s>", "▁", "那", "只", "动物", "没有", "过", "马", "路", ",", "它", "太", "累", "了", "。", "</s>"]
     assert "因为它" in e5.tokenize("动物没有过马路，因为它太累了。")
     assert e5.tokenize("Ｈｅｌｌｏ") == e5.tokenize("Hello")  # 全角字母规范化成半角
+
+
+def unigram(pieces=("<s>", "<pad>", "</s>", "<unk>", "a"), scores=None, normalization=None, special=None):
+    return lambda: Unigram(pieces, np.zeros(len(pieces), np.float32) if scores is None else scores,
+                           {} if normalization is None else normalization,
+                           {"bos": 0, "eos": 2, "unk": 3} if special is None else special)
 
 
 ERROR_CASES = [
@@ -174,5 +288,43 @@ ERROR_CASES = [
     ("unigram-length", lambda: Unigram(["a"], np.zeros(2, np.float32), {}, {"bos": 0, "eos": 0, "unk": 0}),
      ValueError, r"pieces 与 scores 必须一样长：收到 1 个小块、2 个分数"),
     ("unigram-text-type", lambda: tiny_unigram({"a": -1.0}).tokenize(None), TypeError, r"text 必须是字符串"),
+    ("wordpiece-lowercase-str", lambda: WordPiece(VOCAB, lowercase="no"), TypeError,
+     r"lowercase 必须是 True 或 False，收到的是 字符串 'no'.*\"no\" 也会被当成 True"),
+    ("wordpiece-lowercase-int", lambda: WordPiece(VOCAB, lowercase=1), TypeError, r"lowercase 必须是 True 或 False"),
+    ("wordpiece-max-chars-zero", lambda: WordPiece(VOCAB, max_chars=0), ValueError, r"max_chars 必须是正整数"),
+    ("wordpiece-max-chars-float", lambda: WordPiece(VOCAB, max_chars=1.5), TypeError, r"max_chars 必须是正整数"),
+    ("wordpiece-vocab-surrogate", lambda: WordPiece([*VOCAB, "\udc80"]), ValueError,
+     r"vocab\[15\] 的第 0 个字符（从 0 数）是孤立的代理码位 U\+DC80"),
+    ("wordpiece-text-surrogate", lambda: WordPiece(VOCAB).tokenize("a\ud800"), ValueError,
+     r"text 的第 1 个字符（从 0 数）是孤立的代理码位 U\+D800 \(lone surrogate\)"),
+    ("wordpiece-ids-surrogate", lambda: WordPiece(VOCAB).token_ids("\ud800"), ValueError, r"text 的第 0 个字符.*U\+D800"),
+    ("wordpiece-word-surrogate", lambda: WordPiece(VOCAB).split_word("\udfff"), ValueError, r"word 的第 0 个字符.*U\+DFFF"),
+    ("wordpiece-word-type", lambda: WordPiece(VOCAB).split_word(None), TypeError, r"word 必须是字符串，收到的是 NoneType"),
+    ("basic-text-surrogate", lambda: basic_tokenize("x\ud83d"), ValueError, r"text 的第 1 个字符.*U\+D83D"),
+    ("basic-text-bytes", lambda: basic_tokenize(b"abc"), TypeError, r"text 必须是字符串，收到的是 bytes"),
+    ("basic-lowercase-str", lambda: basic_tokenize("a", lowercase="False"), TypeError,
+     r"lowercase 必须是 True 或 False，收到的是 字符串 'False'"),
+    ("check-text-type", lambda: check_text(["a"], "text"), TypeError, r"text 必须是字符串，收到的是 list"),
+    ("check-text-surrogate", lambda: check_text("ok\ud800", "query"), ValueError, r"query 的第 2 个字符"),
+    ("check-flag-none", lambda: check_flag(None, "lowercase"), TypeError, r"lowercase 必须是 True 或 False"),
+    ("unigram-pieces-str", unigram(pieces="abc"), TypeError, r"pieces 必须是字符串的列表.*字符串 'abc'"),
+    ("unigram-pieces-empty", unigram(pieces=()), ValueError, r"pieces 不能为空"),
+    ("unigram-pieces-surrogate", unigram(pieces=("<s>", "<pad>", "</s>", "<unk>", "\ud800")), ValueError,
+     r"pieces\[4\] 的第 0 个字符.*代理码位 U\+D800"),
+    ("unigram-scores-nan", unigram(scores=np.array([0, 0, 0, 0, np.nan], np.float32)), ValueError, r"scores 含有 NaN"),
+    ("unigram-scores-inf", unigram(scores=np.array([0, 0, 0, 0, -np.inf], np.float32)), ValueError, r"scores 含有 inf"),
+    ("unigram-scores-list", unigram(scores=[0.0] * 5), TypeError, r"scores 必须是 NumPy 数组"),
+    ("unigram-scores-2d", unigram(scores=np.zeros((5, 1), np.float32)), ValueError, r"scores 必须是一维数组"),
+    ("unigram-normalization-type", unigram(normalization={"Ａ": 1}), TypeError, r"normalization 必须是 字符 → 字符串 的映射"),
+    ("unigram-normalization-surrogate", unigram(normalization={"\ud800": "a"}), ValueError, r"normalization 的键 的第 0 个字符"),
+    ("unigram-special-missing", unigram(special={"bos": 0, "eos": 2}), TypeError,
+     r"special 必须是含 \"bos\"、\"eos\"、\"unk\" 三个整数编号的映射，收到的是 \{'bos': 0, 'eos': 2\}"),
+    ("unigram-special-range", unigram(special={"bos": 0, "eos": 2, "unk": 5}), ValueError,
+     r"special 的编号必须在 0 到 4 之间（词表有 5 个小块），收到 \{'unk': 5\}"),
+    ("unigram-ids-surrogate", lambda: tiny_unigram({"a": -1.0}).token_ids("a\ud800"), ValueError,
+     r"text 的第 1 个字符（从 0 数）是孤立的代理码位 U\+D800"),
+    ("unigram-tokenize-surrogate", lambda: tiny_unigram({"a": -1.0}).tokenize("\ud800"), ValueError, r"text 的第 0 个字符"),
+    ("unigram-normalize-surrogate", lambda: tiny_unigram({"a": -1.0}).normalize("\ud800"), ValueError, r"text 的第 0 个字符"),
+    ("unigram-split-surrogate", lambda: tiny_unigram({"a": -1.0}).split("\u2581\ud800"), ValueError, r"s 的第 1 个字符"),
 ]
 test_documented_errors = error_table_test(ERROR_CASES)

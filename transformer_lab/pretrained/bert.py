@@ -15,7 +15,7 @@ BERT（以及它的小个子 MiniLM、多语言的 e5-small）就是第 8 章的
 ``layer_params`` 在载入时把每个矩阵转置一次（``.T`` 只是换个看法，不复制），得到和第 8 章
 ``encoder_layer`` 一样的 16 个参数名。
 
-本模块只依赖 NumPy 和 ``core``。形状字母：T 词元数，H 头数，D = d_model，d_ff 前馈隐藏层宽度，L 层数。
+本模块只依赖 NumPy、``core`` 和参数检查 ``_validation``。形状字母：T 词元数，H 头数，D = d_model，d_ff 前馈隐藏层宽度，L 层数。
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .. import _validation as check
 from ..core.embedding import embed
 from ..core.encoder import PARAM_KEYS, encoder_layer
 from ..core.layer_norm import layer_norm
@@ -129,14 +130,49 @@ def forward(weights: BertWeights, config: BertConfig, ids: np.ndarray) -> tuple[
     return np.stack(hidden), np.stack(attentions)  # (L + 1, T, D), (L, H, T, T)
 
 
-def mean_pool(last_hidden: np.ndarray) -> np.ndarray:
+def mean_pool(last_hidden: np.ndarray, mask: np.ndarray | None = None) -> np.ndarray:
     """句向量：最后一层所有词元（含句首句尾）的平均，再缩成长度 1（这两个模型训练时就是这样用的）。
+
+    Parameters
+    ----------
+    last_hidden : ndarray of shape (..., T, D)
+        最后一层的输出（``hidden_states[-1]``）。
+    mask : ndarray of bool, shape (..., T), optional
+        只平均 True 的词元（几句话补齐到一样长时，补上的 [PAD] 记 False）。不给 = 全部词元。
+
+    Raises
+    ------
+    TypeError
+        ``last_hidden`` 不是实数数组；``mask`` 不是 bool 数组。
+    ValueError
+        ``last_hidden`` 不到 2 维、是空的或有 NaN/inf；``mask`` 的形状不是 (..., T)，或某一句全是 False
+        （一个词元都不平均：0/0）；平均出来的向量长度是 0（缩不成长度 1：0/0）。
 
     Examples
     --------
     >>> import numpy as np
     >>> mean_pool(np.array([[3.0, 0.0], [3.0, 8.0]]))     # 平均 [3, 4]，长度 5
     array([0.6, 0.8])
+    >>> mean_pool(np.array([[3.0, 4.0], [9.0, 9.0]]), mask=np.array([True, False]))   # 第二个是 [PAD]
+    array([0.6, 0.8])
     """
-    v = last_hidden.mean(axis=-2)  # (..., D)
-    return v / np.linalg.norm(v, axis=-1, keepdims=True)  # (..., D)
+    x = check.as_real_array(last_hidden, "last_hidden", min_ndim=2)  # (..., T, D)
+    if mask is None:
+        v = x.mean(axis=-2)  # (..., D)
+    else:
+        if not isinstance(mask, np.ndarray) or mask.dtype != np.bool_:
+            raise TypeError(f"mask 必须是 bool 类型的 NumPy 数组（True = 算进平均），收到的是 {check.describe(mask)}。")
+        if mask.shape != x.shape[:-1]:
+            raise ValueError(f"mask 的形状必须是 last_hidden 去掉最后一维的 {x.shape[:-1]}（每个词元一个），"
+                             f"收到的是 {mask.shape}。")
+        counts = mask.sum(axis=-1)  # (...,)
+        if np.any(counts == 0):
+            where = tuple(int(i) for i in np.argwhere(counts == 0)[0])
+            raise ValueError(f"mask 在第 {where} 句全是 False：一个词元都不平均，平均值是 0/0。每句至少要有一个 True。")
+        w = mask.astype(x.dtype)[..., None]  # (..., T, 1)
+        v = (x * w).sum(axis=-2) / counts[..., None].astype(x.dtype)  # (..., D)
+    length = np.linalg.norm(v, axis=-1, keepdims=True)  # (..., 1)
+    if np.any(length == 0):
+        raise ValueError("last_hidden 的平均向量长度是 0（例如各词元的向量正好相互抵消、或全是 0），"
+                         "缩成长度 1 要除以 0：0/0。真模型的输出不会这样，请检查输入。")
+    return v / length  # (..., D)

@@ -4,6 +4,10 @@
 报告**全部**头的数字，不挑。每个函数的输入是 ``model.run(text)`` 的结果（或者一串这样的结果）。
 层和头的编号从 0 开始（给读者看时加 1）。
 
+0/0 的约定：头给两个候选词的注意力都是 0 时（float32 的 softmax 下溢），份额 0/0 定为 0.5：一视同仁，
+“两不沾”，不算指对也不算指错（留着 NaN，``summary`` 的最小值、argmax 就乱了）。阈值 ``min_mass``、``threshold``
+是注意力的份量，必须是 [0, 1] 里的实数（NaN 和谁比较都是假，会悄悄让所有头都“不合格”）。
+
 本模块只依赖 NumPy 和本层的分词器工具。
 """
 
@@ -25,8 +29,21 @@ KINDS = ("cls", "sep", "punct", "word")  # 句首的特殊词元、句尾的特�
 _SPECIAL = {"[CLS]": "cls", "<s>": "cls", "[SEP]": "sep", "</s>": "sep"}
 
 
+def _fraction(x: object, name: str) -> float:
+    """注意力的份量：[0, 1] 里的有限实数（不收 bool、字符串、NaN）。"""
+    x = check.finite_real(x, name)
+    if not 0.0 <= x <= 1.0:
+        raise ValueError(f"{name} 是注意力的份量，必须在 0 到 1 之间，收到的是 {x}。")
+    return x
+
+
 def token_text(token: str) -> str:
-    """词元去掉记号后的文字（小写）：``##ing`` → ``ing``，``▁The`` → ``the``。"""
+    """词元去掉记号后的文字（小写）：``##ing`` → ``ing``，``▁The`` → ``the``。
+
+    Raises ``TypeError``：``token`` 不是字符串。
+    """
+    if not isinstance(token, str):
+        raise TypeError(f"token 必须是字符串（一个词元），收到的是 {check.describe(token)}。")
     return token.removeprefix("##").replace(METASPACE, "").lower()
 
 
@@ -72,11 +89,13 @@ def find_word(tokens: Sequence[str], word: str, occurrence: int = 0) -> list[int
 def token_kinds(tokens: Sequence[str]) -> list[str]:
     """每个词元是哪一类：``"cls"``（[CLS] / <s>）、``"sep"``（[SEP] / </s>）、``"punct"``（标点）或 ``"word"``。
 
+    Raises ``TypeError``、``ValueError``：``tokens`` 不是字符串的非空列表（一个字符串也不行：会被当成一个个字母）。
+
     >>> token_kinds(["[CLS]", "hi", ",", "you", "[SEP]"])
     ['cls', 'word', 'punct', 'word', 'sep']
     """
     kinds = []
-    for t in tokens:
+    for t in check.string_list(tokens, "tokens"):
         text = token_text(t)
         kinds.append(_SPECIAL.get(t, "punct" if text and all(is_punctuation(c) for c in text) else "word"))
     return kinds
@@ -94,6 +113,9 @@ class PronounTable:
     sentences : 句子；``expected`` : 每句里代词实际指的词；``candidates`` : 候选词（两个）。
     weights : ndarray of shape (N 句, 2 个候选, L, H)
         代词（它的第一个词元）对候选词（它所有词元之和）的注意力权重。
+
+    Raises ``TypeError``、``ValueError``：``weights`` 不是 (N, 2, L, H) 的实数数组、有 NaN/inf 或负数，
+    或句数与 ``sentences``、``expected`` 对不上。
     """
 
     sentences: tuple[str, ...]
@@ -101,11 +123,24 @@ class PronounTable:
     candidates: tuple[str, str]
     weights: np.ndarray
 
+    def __post_init__(self) -> None:
+        w = check.as_real_array(self.weights, "weights")
+        check.check_shape(w, "weights", (None, 2, None, None), "（N 句 × 2 个候选词 × L 层 × H 个头）")
+        if np.any(w < 0):
+            raise ValueError(f"weights 是注意力权重，不能是负数，收到的最小值是 {float(w.min())}。")
+        if not len(self.sentences) == len(self.expected) == len(w):
+            raise ValueError(f"sentences、expected、weights 的句数必须相同，收到 {len(self.sentences)}、"
+                             f"{len(self.expected)}、{len(w)}。")
+
     @property
     def share(self) -> np.ndarray:
-        """(N, L, H)：两个候选词分到的注意力里，第一个候选词占几成（0 到 1；0.5 = 一样多）。"""
+        """(N, L, H)：两个候选词分到的注意力里，第一个候选词占几成（0 到 1；0.5 = 一样多）。
+
+        两个候选词都分到 0 时是 0/0，定为 0.5（两不沾，见模块开头的约定），不是 NaN。
+        """
         w = self.weights.astype(np.float64)
-        return w[:, 0] / (w[:, 0] + w[:, 1])
+        total = w[:, 0] + w[:, 1]
+        return np.divide(w[:, 0], total, out=np.full_like(total, 0.5), where=total > 0)
 
     @property
     def right_share(self) -> np.ndarray:
@@ -121,18 +156,25 @@ class PronounTable:
 
     def _heads(self, right: bool, min_mass: float) -> list[tuple[int, int]]:
         """每一句都指对（``right``）或每一句都指错的头 (层, 头)；``min_mass`` > 0 时还要求每句的总量够大。"""
+        min_mass = _fraction(min_mass, "min_mass")
         answer = self.right_share > 0.5 if right else self.right_share < 0.5  # (N, L, H)；正好 0.5 算两不沾
         ok = (answer & (self.mass >= min_mass)).all(axis=0)  # (L, H)
         return [(int(layer), int(h)) for layer, h in np.argwhere(ok)]
 
     def resolving_heads(self, min_mass: float = 0.0) -> list[tuple[int, int]]:
         """每一句都“指对了”的头 (层, 头)：它的指向随句子的意思改变，而不只是偏爱某一个词。
-        ``min_mass`` > 0 时还要求每一句里这个头至少把这么多注意力给了两个候选词。"""
+        ``min_mass`` > 0 时还要求每一句里这个头至少把这么多注意力给了两个候选词。
+
+        Raises ``TypeError``、``ValueError``：``min_mass`` 不是 [0, 1] 里的实数（NaN、字符串、bool 都不行）。
+        """
         return self._heads(True, min_mass)
 
     def wrong_way_heads(self, min_mass: float = 0.0) -> list[tuple[int, int]]:
         """对照组：每一句都“指错了”的头 (层, 头)。它的指向也随句子改变，只是变反了。一个不懂意思、只是两句之间
-        随便变一变的头，变对和变反的机会一样大；所以“句句都对”的头只有比这一组明显多，才说明有头在做指代。"""
+        随便变一变的头，变对和变反的机会一样大；所以“句句都对”的头只有比这一组明显多，才说明有头在做指代。
+
+        Raises ``TypeError``、``ValueError``：``min_mass`` 不是 [0, 1] 里的实数。
+        """
         return self._heads(False, min_mass)
 
     def summary(self, min_mass: float = 0.1) -> dict[str, object]:
@@ -143,7 +185,11 @@ class PronounTable:
         ``wrong_way``、``wrong_way_attentive`` 是对照组：句句都指错的头数，不加和加上 ``min_mass`` 的条件；
         ``best_head`` 最差那一句也指得最对的头 (层, 头)，``best_worst_share`` 是它在最差那一句里给实际所指的比例
         （≤ 0.5 就说明没有一个头句句都指对），``best_mass`` 是它在各句里给两个候选词的注意力之和的最小值。
+        两个候选词都分到 0 的那一句，份额按 0.5 算（见 ``share``），所以这些数里不会出现 NaN。
+
+        Raises ``TypeError``、``ValueError``：``min_mass`` 不是 [0, 1] 里的实数。
         """
+        min_mass = _fraction(min_mass, "min_mass")
         L, H = self.weights.shape[2:]
         worst = self.right_share.min(axis=0)  # (L, H) 每个头最差的那一句
         best = tuple(int(i) for i in np.unravel_index(np.argmax(worst), worst.shape))
@@ -167,9 +213,17 @@ def pronoun_table(results: Sequence[Mapping], expected: Sequence[str], pronoun: 
 
     Raises
     ------
+    TypeError
+        ``results`` 不合 ``check_results`` 的要求；``expected``、``candidates`` 不是字符串的列表或元组（一个字符串
+        也不行：``"ab"`` 会被当成两个候选词 a、b）；``pronoun`` 不是非空字符串。
     ValueError
         句数与 ``expected`` 对不上、``expected`` 不是候选词之一、候选词不是两个，或某句里找不到代词或候选词。
     """
+    results = check_results(results)
+    expected = check.string_list(expected, "expected")
+    candidates = check.string_list(candidates, "candidates")
+    if not isinstance(pronoun, str) or not pronoun:
+        raise TypeError(f"pronoun 必须是非空的字符串（代词，例如 \"it\"），收到的是 {check.describe(pronoun)}。")
     if len(candidates) != 2:
         raise ValueError(f"candidates 必须恰好是两个候选词，收到 {len(candidates)} 个：{candidates!r}。")
     if len(results) != len(expected) or any(e not in candidates for e in expected):
@@ -204,9 +258,9 @@ def minimal_pairs(tables: Sequence[PronounTable], min_mass: float = 0.0) -> dict
     Raises
     ------
     TypeError
-        ``tables`` 不是 PronounTable 的非空列表。
+        ``tables`` 不是 PronounTable 的非空列表；``min_mass`` 不是实数。
     ValueError
-        各张表的层数、头数不一样（不是同一个模型）。
+        各张表的层数、头数不一样（不是同一个模型）；``min_mass`` 不在 0 到 1 之间。
 
     Examples
     --------
@@ -220,6 +274,7 @@ def minimal_pairs(tables: Sequence[PronounTable], min_mass: float = 0.0) -> dict
     if not isinstance(tables, (list, tuple)) or not tables or not all(isinstance(t, PronounTable) for t in tables):
         raise TypeError(f"tables 必须是 pronoun_table(...) 返回的 PronounTable 的非空列表（每组对照句一张），"
                         f"收到的是 {check.describe(tables)}。")
+    min_mass = _fraction(min_mass, "min_mass")
     shapes = {t.weights.shape[2:] for t in tables}
     if len(shapes) != 1:
         raise ValueError(f"tables 必须来自同一个模型（层数、头数相同），收到的 (L, H) 有 {sorted(shapes)}。")
@@ -286,7 +341,14 @@ def attention_by_kind(results: Sequence[Mapping]) -> dict[str, np.ndarray]:
 
 
 def sink_heads(by_kind: Mapping[str, np.ndarray], threshold: float = 0.5) -> dict[str, int]:
-    """有几个头平均至少把 ``threshold`` 的注意力给了某一类（[CLS]、[SEP]、标点……）：这些就是“汇点”头。"""
+    """有几个头平均至少把 ``threshold`` 的注意力给了某一类（[CLS]、[SEP]、标点……）：这些就是“汇点”头。
+
+    Raises ``TypeError``、``ValueError``：``by_kind`` 不是 ``attention_by_kind`` 返回的映射；``threshold`` 不是 [0, 1] 里的实数。
+    """
+    if not isinstance(by_kind, Mapping) or not all(isinstance(v, np.ndarray) for v in by_kind.values()):
+        raise TypeError(f"by_kind 必须是 attention_by_kind(...) 返回的 类别 → (L, H) 数组 的映射，"
+                        f"收到的是 {check.describe(by_kind)}。")
+    threshold = _fraction(threshold, "threshold")
     return {k: int((v >= threshold).sum()) for k, v in by_kind.items()}
 
 
@@ -320,8 +382,12 @@ def offset_attention(results: Sequence[Mapping], offset: int) -> np.ndarray:
 
 
 def positional_heads(results: Sequence[Mapping], threshold: float = 0.5) -> dict[str, list[tuple[int, int]]]:
-    """平均至少把 ``threshold`` 的注意力给前一个（``"before"``）或后一个（``"after"``）词元的头 (层, 头)。"""
+    """平均至少把 ``threshold`` 的注意力给前一个（``"before"``）或后一个（``"after"``）词元的头 (层, 头)。
+
+    Raises ``TypeError``、``ValueError``：``results`` 不合 ``check_results`` 的要求；``threshold`` 不是 [0, 1] 里的实数。
+    """
     check_results(results)
+    threshold = _fraction(threshold, "threshold")
     found = {}
     for key, offset in (("before", -1), ("after", 1)):
         found[key] = [(int(layer), int(h)) for layer, h in np.argwhere(offset_attention(results, offset) >= threshold)]
