@@ -217,3 +217,17 @@ def test_a_character_table_that_is_not_the_models_is_refused_not_silently_used(c
             call()
     text = gen.generate_text(P, CHARS, "甲", 3)  # 对的字表照常生成，写出的字就是编号对应的字
     assert text == "甲" + "".join(CHARS[i] for i in gen.generate(P, np.array([0]), 3)["tokens"])
+
+
+@pytest.mark.parametrize("scale", [1e155, 1e300])
+def test_a_huge_residual_stream_generates_as_the_checked_full_pass(scale):
+    """issue 41 根因 2：残差流 ≳ 1e155 时，旧的手写快路 fast_layer_norm 的平方溢出，悄悄与整段计算不一致。
+    现在生成的每一步都走 layer_norm（先除以最大绝对值的那条路）：缓存生成与整段重算（带因果掩码的检查过的前向）逐字相同。"""
+    m = model()
+    big = gpt.TinyGPT(m.config, m.params | {"tok_embed": m.params["tok_embed"] * scale,
+                                            "pos_embed": m.params["pos_embed"] * scale})
+    a = gen.generate(big, np.array([1, 2, 3]), 8, np.random.default_rng(0), temperature=1.0)
+    b = gen.generate_recompute(big, np.array([1, 2, 3]), 8, np.random.default_rng(0), temperature=1.0)
+    np.testing.assert_array_equal(a["tokens"], b["tokens"])
+    np.testing.assert_allclose(a["probs"], b["probs"], rtol=1e-12, atol=1e-15)
+    assert np.all(np.isfinite(a["probs"]))
