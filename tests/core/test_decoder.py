@@ -169,6 +169,33 @@ def test_an_error_after_the_append_leaves_the_cache_unchanged(where):
     np.testing.assert_allclose(out, full(x, params, 2, 4)[0][3:], rtol=0, atol=1e-12)
 
 
+def _cache_bytes(cache):
+    return cache.length, cache.keys.tobytes(), cache.values.tobytes()
+
+
+@pytest.mark.parametrize("error", [KeyboardInterrupt, FloatingPointError, MemoryError, RuntimeError])
+def test_any_exception_after_the_append_leaves_the_cache_unchanged(monkeypatch, error):
+    """docstring 说"出错时缓存总是不变"：不只是溢出的 ValueError。修之前只撤回 ValueError，
+    注意力那一步（已经追加了 k、v）抛出别的异常，缓存就多了一个词。"""
+    rng = np.random.default_rng(11)
+    params, x = init_encoder_params(8, 16, rng), rng.normal(size=(4, 8))
+    cache = layer_cache(5, 8, 2)
+    decoder_layer_step(x[:3], params, 2, cache)
+    before = _cache_bytes(cache)
+
+    def failing_attend(*args):
+        assert cache.length == 4  # 真的是在追加之后才出错
+        raise error("在追加之后出错")
+
+    monkeypatch.setattr(decoder, "attend", failing_attend)
+    with pytest.raises(error):
+        decoder_layer_step(x[3:], params, 2, cache)
+    assert _cache_bytes(cache) == before
+    monkeypatch.undo()
+    out, _ = decoder_layer_step(x[3:], params, 2, cache)  # 缓存照常可用
+    np.testing.assert_allclose(out, full(x, params, 2, 4)[0][3:], rtol=0, atol=1e-12)
+
+
 def test_the_rollback_check_can_fail():
     """反证：不撤回（直接调用注意力、不经过这一步），溢出之后缓存里就多了一个词。"""
     rng = np.random.default_rng(7)

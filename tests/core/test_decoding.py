@@ -228,6 +228,72 @@ def test_huge_logits_and_tiny_temperatures_stay_finite():
     assert probs.tolist() == [1.0, 0.0, 0.0]
 
 
+# ---------------------------------------------------------------- 3b. 任何浮点类型、任何温度：与 float64 的参照一致（issue 41 根因 1）
+
+def _reference(x: np.ndarray, t: float) -> np.ndarray:
+    """另一种写法的 float64 参照：p_i = 1 / Σ_j exp((x_j − x_i) / t)。不减最大值、不调用 softmax；
+    exp 溢出成 inf 时 1 / inf = 0，正是那个词的概率。"""
+    x = x.astype(np.float64)
+    with np.errstate(over="ignore"):
+        return np.array([1.0 / np.sum(np.exp((x - xi) / t)) for xi in x])
+
+
+_DTYPES = [np.float16, np.float32, np.float64]
+_TEMPERATURES = st.one_of(
+    st.sampled_from([5e-324, 1e-320, 1e-300, 1e-46, 1e-45, 1e-8, 1e30, 1e308, 1.7976931348623157e308, 10**300]),
+    st.floats(min_value=5e-324, max_value=1.7e308, allow_subnormal=True),
+)
+
+
+@st.composite
+def _logits(draw):
+    dtype = draw(st.sampled_from(_DTYPES))
+    width = np.finfo(dtype).bits
+    elements = st.floats(width=width, allow_nan=False, allow_infinity=False)
+    return draw(hnp.arrays(dtype, st.integers(1, 8), elements=elements))
+
+
+@given(_logits(), _TEMPERATURES)
+def test_any_dtype_and_any_positive_temperature_match_a_float64_reference(x, t):
+    """float16/32/64 的打分，5e-324 到 1.8e308 的温度（也有 Python 大整数）：概率有限、和为 1、名次不变、
+    与 float64 参照相差不到该类型的精度。修之前 float32 配 1e-46 的温度得到 NaN。"""
+    probs = next_token_probs(x, t)
+    out = np.float32 if x.dtype != np.float64 else np.float64
+    assert probs.dtype == out
+    assert np.all(np.isfinite(probs)) and np.all(probs >= 0)
+    eps = np.finfo(out).eps
+    assert abs(float(probs.astype(np.float64).sum()) - 1) <= 4 * x.size * eps
+    assert probs[np.argmax(x)] == probs.max()  # 打分最高的词概率最大
+    order = np.argsort(x, kind="stable")
+    assert np.all(np.diff(probs[order].astype(np.float64)) >= 0)  # 打分高的词概率不低于打分低的词
+    rtol, atol = (1e-9, 1e-300) if out == np.float64 else (4e-7, 1e-38)
+    np.testing.assert_allclose(probs, _reference(x, float(t)), rtol=rtol, atol=atol)
+
+
+@given(_logits(), _TEMPERATURES, st.integers(1, 8), st.floats(0.01, 1.0))
+def test_top_k_and_top_p_stay_probabilities_at_extreme_temperatures(x, t, k, p):
+    probs = next_token_probs(x, t, top_k=min(k, x.size), top_p=p)
+    assert np.all(np.isfinite(probs)) and probs[np.argmax(x)] == probs.max()
+    assert abs(float(probs.astype(np.float64).sum()) - 1) <= 4 * x.size * np.finfo(probs.dtype).eps
+
+
+@pytest.mark.parametrize("dtype", _DTYPES)
+def test_a_temperature_below_the_dtype_is_the_greedy_limit(dtype):
+    """float32 里 1e-46 会变成 0（NumPy 2 按数组的类型转温度）：修之前 0 / 0 = NaN。现在三种类型给出同一个答案。"""
+    x = np.array([0.5, 2.0, -1.0, 2.0], dtype=dtype)
+    for t in (1e-46, 5e-324):
+        np.testing.assert_array_equal(next_token_probs(x, t), [0.0, 0.5, 0.0, 0.5])  # τ → 0 的极限：并列第一平分
+    np.testing.assert_array_equal(next_token_probs(x, 0), [0.0, 1.0, 0.0, 0.0])  # τ = 0：贪心，并列取编号小的
+
+
+def test_the_reference_is_not_the_code_under_test():
+    """反证：参照确实能判出错来——直接在 float32 里除以被转成 0 的温度（修之前的算法），就与参照不符。"""
+    x = np.array([2.0, 1.0, 0.0], dtype=np.float32)
+    with np.errstate(all="ignore"):
+        old = np.exp((x - x.max()) / np.float32(1e-46))
+    assert not np.allclose(old / old.sum(), _reference(x, 1e-46))
+
+
 # ---------------------------------------------------------------- 4. 报错
 
 ERROR_CASES = [
@@ -243,6 +309,10 @@ ERROR_CASES = [
     ("temperature-nan", lambda: next_token_probs(FIVE, temperature=float("nan")), ValueError, "temperature 必须是有限"),
     ("temperature-bool", lambda: next_token_probs(FIVE, temperature=True), TypeError, "temperature 必须是实数.*bool"),
     ("temperature-str", lambda: next_token_probs(FIVE, temperature="0.7"), TypeError, "temperature 必须是实数"),
+    ("temperature-huge-int", lambda: next_token_probs(FIVE, temperature=10**400), ValueError,
+     "temperature 太大了，超出 float64 的范围.*401 位的整数"),
+    ("knobs-named", lambda: check_knobs(-1.0, None, None, 5, temperature_name="temperatures[2]"), ValueError,
+     r"temperatures\[2\] 必须是有限的非负实数"),
     ("top_k-zero", lambda: next_token_probs(FIVE, top_k=0), ValueError, r"top_k 必须在 \[1, V=5\] 之内.*0"),
     ("top_k-too-big", lambda: next_token_probs(FIVE, top_k=6), ValueError, r"top_k 必须在 \[1, V=5\].*6"),
     ("top_k-float", lambda: next_token_probs(FIVE, top_k=2.0), TypeError, "top_k 必须是整数或 None"),

@@ -126,11 +126,34 @@ def test_the_loop_checks_its_inputs_once(monkeypatch):
 
 
 P = model()
-P = model()
+CHARS = "甲乙丙丁戊己庚辛壬癸子丑"  # 12 个字，与 P 的词表一样长
 
 ERROR_CASES = [
     ("too-long", lambda: gen.generate(P, np.arange(10), 32), ValueError,
-     r"超过了模型的上下文长度 context=40.*10 \+ 32 - 1 <= 40"),
+     r"prompt 的 10 个字加上要生成的 num_new=32 个字超过了模型的上下文长度 context=40.*10 \+ 32 - 1 <= 40"),
+    # 字表必须属于这个模型（issue 41 根因 3），报错用调用者的参数名（prompt、chars、prompts[i]、run["chars"]）
+    ("chars-longer", lambda: gen.generate_text(P, CHARS + "寅", "甲", 3), ValueError,
+     r"chars 不是这个模型的字表：模型的词表有 vocab_size=12 个字，chars 有 13 个字"),
+    ("chars-shorter", lambda: gen.generate_text(P, CHARS[:11], "甲", 3), ValueError, r"chars 有 11 个字"),
+    ("chars-duplicate", lambda: gen.generate_text(P, "甲甲丙丁戊己庚辛壬癸子丑", "甲", 3), ValueError,
+     r"chars 里有重复的字：'甲'"),
+    ("chars-list", lambda: gen.generate_text(P, list(CHARS), "甲", 3), TypeError, r"chars 必须是字符串.*list"),
+    ("prompt-not-str", lambda: gen.generate_text(P, CHARS, ["甲"], 3), TypeError, r"prompt 必须是字符串.*list"),
+    ("prompt-unknown-named", lambda: gen.generate_text(P, CHARS, "甲猫", 3), ValueError,
+     r"prompt 里有字表中没有的字：'猫'（字表 chars 有 12 个字）"),
+    ("text-too-long", lambda: gen.generate_text(P, CHARS, "甲" * 10, 32), ValueError,
+     r"prompt 的 10 个字加上要生成的 num_new=32 个字"),
+    ("logits-chars-duplicate", lambda: gen.next_token_logits(P, "甲甲丙丁戊己庚辛壬癸子丑", "甲"), ValueError,
+     r"chars 里有重复的字"),
+    ("trace-chars-longer", lambda: gen.generation_trace(P, CHARS + "寅", "甲", 3), ValueError,
+     r"chars 不是这个模型的字表"),
+    ("trace-prompt-empty", lambda: gen.generation_trace(P, CHARS, "", 3), ValueError, r"prompt 不能是空字符串"),
+    ("samples-chars-wrong", lambda: gen.checkpoint_samples({"checkpoints": [P], "chars": CHARS + "寅"}, ["甲"], 2, 0.5, 0),
+     ValueError, r'run\["chars"\] 不是这个模型的字表'),
+    ("samples-prompt-unknown", lambda: gen.checkpoint_samples({"checkpoints": [P], "chars": CHARS}, ["甲", "猫"], 2, 0.5, 0),
+     ValueError, r"prompts\[1\] 里有字表中没有的字：'猫'"),
+    ("samples-temperature-huge", lambda: gen.checkpoint_samples({"checkpoints": [P], "chars": CHARS}, ["甲"], 2, 10**400, 0),
+     ValueError, r"temperature 太大了"),
     ("sample-without-rng", lambda: gen.generate(P, np.array([1]), 3, temperature=1.0), TypeError,
      "rng 必须是 np.random.Generator"),
     ("prompt-2d", lambda: gen.generate(P, np.array([[1, 2]]), 3), ValueError, "prompt 必须是一维"),
@@ -151,7 +174,7 @@ ERROR_CASES = [
      r"model 必须是能逐词生成的模型.*dict.*run\['checkpoints'\]\[-1\] 就是模型；不再单独传 num_heads"),
     ("recompute-old-api", lambda: gen.generate_recompute(dict(P.params), np.array([1]), 3), TypeError,
      r"model 必须是能逐词生成的模型"),
-    ("logits-empty", lambda: gen.next_token_logits(P, "甲乙丙丁戊己庚辛壬癸子丑", ""), ValueError, r"text 不能是空字符串"),
+    ("logits-empty", lambda: gen.next_token_logits(P, "甲乙丙丁戊己庚辛壬癸子丑", ""), ValueError, r"prompt 不能是空字符串"),
     ("check-model-none", lambda: gen.check_generator_model(None), TypeError, r"model 必须是能逐词生成的模型.*NoneType"),
     ("samples-seed-huge", lambda: gen.checkpoint_samples({}, ["甲"], 2, 0.5, 2**70), ValueError,
      r"seed 必须是非负整数且不超过 2³² − 1"),
@@ -181,3 +204,30 @@ def test_next_token_logits_is_the_last_row_of_the_forward_pass():
     longer, _ = gpt.forward(p, np.array([2, 0, 3, 3, 1, 0]))  # 比上下文长：只看最后 6 个字
     np.testing.assert_allclose(gen.next_token_logits(p, chars, "乙丙甲丁丁乙甲"), longer[-1], rtol=0,
                                atol=1e-12)
+
+
+@pytest.mark.parametrize("chars", [CHARS + "寅卯", "甲甲丙丁戊己庚辛壬癸子丑"])
+def test_a_character_table_that_is_not_the_models_is_refused_not_silently_used(chars):
+    """issue 41 根因 3：修之前，长了两个字的字表、有重复字的字表都被接受，写出的字悄悄对错了号（重复的字表里，
+    编号 0 和 1 都译成"甲"）。现在四个文字版的入口都在生成之前拒绝它。"""
+    for call in (lambda: gen.generate_text(P, chars, "甲", 3), lambda: gen.next_token_logits(P, chars, "甲"),
+                 lambda: gen.generation_trace(P, chars, "甲", 3),
+                 lambda: gen.checkpoint_samples({"checkpoints": [P], "chars": chars}, ["甲"], 3, 0.0, 0)):
+        with pytest.raises(ValueError, match="chars"):
+            call()
+    text = gen.generate_text(P, CHARS, "甲", 3)  # 对的字表照常生成，写出的字就是编号对应的字
+    assert text == "甲" + "".join(CHARS[i] for i in gen.generate(P, np.array([0]), 3)["tokens"])
+
+
+@pytest.mark.parametrize("scale", [1e155, 1e300])
+def test_a_huge_residual_stream_generates_as_the_checked_full_pass(scale):
+    """issue 41 根因 2：残差流 ≳ 1e155 时，旧的手写快路 fast_layer_norm 的平方溢出，悄悄与整段计算不一致。
+    现在生成的每一步都走 layer_norm（先除以最大绝对值的那条路）：缓存生成与整段重算（带因果掩码的检查过的前向）逐字相同。"""
+    m = model()
+    big = gpt.TinyGPT(m.config, m.params | {"tok_embed": m.params["tok_embed"] * scale,
+                                            "pos_embed": m.params["pos_embed"] * scale})
+    a = gen.generate(big, np.array([1, 2, 3]), 8, np.random.default_rng(0), temperature=1.0)
+    b = gen.generate_recompute(big, np.array([1, 2, 3]), 8, np.random.default_rng(0), temperature=1.0)
+    np.testing.assert_array_equal(a["tokens"], b["tokens"])
+    np.testing.assert_allclose(a["probs"], b["probs"], rtol=1e-12, atol=1e-15)
+    assert np.all(np.isfinite(a["probs"]))

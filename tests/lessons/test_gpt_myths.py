@@ -23,6 +23,12 @@ ERROR_CASES = [
     ("loop-type", lambda: myths.find_loop([1, 1, 1]), TypeError, "seq 必须是字符串或一维整数数组"),
     ("loop-repeats", lambda: myths.find_loop("aaa", min_repeats=1), ValueError, "min_repeats 必须是不小于 2 的整数"),
     ("temperatures", lambda: myths.temperature_effect(np.zeros(3), []), ValueError, "temperatures 必须是非空"),
+    ("temperatures-negative", lambda: myths.temperature_effect(np.zeros(3), [1.0, -0.5]), ValueError,
+     r"temperatures\[1\] 必须是有限的非负实数.*-0\.5"),
+    ("temperatures-huge-int", lambda: myths.temperature_effect(np.zeros(3), [10**400]), ValueError,
+     r"temperatures\[0\] 太大了，超出 float64 的范围"),
+    ("temperatures-logits-list", lambda: myths.temperature_effect([1.0, 2.0], [1.0]), TypeError,
+     "logits 必须是 NumPy 数组"),
     ("future-position", lambda: myths.future_influence(P, np.array([1, 2]), 2, 0), ValueError,
      r"position=2 越界"),
     ("future-replacement", lambda: myths.future_influence(P, np.array([1, 2]), 1, 12), ValueError,
@@ -118,3 +124,12 @@ def test_overlap_and_copy_agree_with_brute_force(text, reference, n):
                key=len, default="")
     assert len(myths.longest_copy(text, reference)) == len(best)
     assert myths.longest_copy(text, reference) in reference
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
+def test_temperature_effect_at_a_temperature_below_the_dtype(dtype):
+    """issue 41 根因 1：float32 的打分配 1e-46 的温度，修之前概率和熵都是 NaN。现在是 τ → 0 的极限（名次不变）。"""
+    out = myths.temperature_effect(np.array([2.0, 1.0, 0.0], dtype=dtype), [1e-46, 1.0])
+    np.testing.assert_array_equal(out["probs"][0], [1.0, 0.0, 0.0])
+    assert np.all(np.isfinite(out["entropy"])) and out["entropy"][0] == 0
+    assert out["ranking"].tolist() == [[0, 1, 2], [0, 1, 2]]

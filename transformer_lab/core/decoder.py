@@ -176,14 +176,14 @@ def decoder_layer_step_unchecked(x_new, p, H, cache, norm_first=True, eps=1e-5):
     """``decoder_layer_step`` 的计算本身（输入已检查过）。逐词生成的循环里，参数在循环外检查一次，每一步直接用它。
 
     就是 ``encoder_layer_unchecked``（``with_backward=False``：只做前向，不留反向要用的东西），注意力换成
-    ``cached_attention(cache)``。新词的 k、v 在注意力那一步追加进缓存；之后任何一步出错（例如前馈网络溢出），
-    缓存都撤回到这一步之前的长度再报错。
+    ``cached_attention(cache)``。新词的 k、v 在注意力那一步追加进缓存；之后任何一步出错（例如前馈网络溢出，
+    或任何别的异常，连 KeyboardInterrupt 在内），缓存都撤回到这一步之前的长度再报错。
     """
     before = cache.length
     try:
         steps, _ = encoder_layer_unchecked(x_new, p, H, None, norm_first, eps, True, attention=cached_attention(cache),
                                            with_backward=False)
-    except ValueError:
+    except BaseException:  # 不只是溢出的 ValueError：np.errstate(all="raise") 的 FloatingPointError、MemoryError、Ctrl-C ……
         cache.truncate(before)  # 要么全做、要么全不做：撤回这一步追加的 k、v
         raise
     return steps["out"], steps["weights"]  # (..., n, D), (..., H, n, S)

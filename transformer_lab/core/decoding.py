@@ -24,12 +24,10 @@ from .softmax import softmax_unchecked
 __all__ = ["next_token_probs", "check_knobs", "next_token_probs_unchecked"]
 
 
-def _temperature(t: object) -> float:
-    if isinstance(t, (bool, np.bool_)) or not isinstance(t, numbers.Real):
-        raise TypeError(f"temperature 必须是实数（0 或正数），收到的是 {check.describe(t)}。")
-    t = float(t)
-    if not np.isfinite(t) or t < 0:
-        raise ValueError(f"temperature 必须是有限的非负实数（0 表示贪心，只取打分最高的词），收到的是 {t}。"
+def _temperature(t: object, name: str) -> float:
+    t = check.finite_real(t, name)  # 类型（bool 不算）、NaN、±inf、大到超出 float64 的 Python 整数都在这里报错
+    if t < 0:
+        raise ValueError(f"{name} 必须是有限的非负实数（0 表示贪心，只取打分最高的词），收到的是 {t}。"
                          "提示：常用 0.5 到 1.5；1 就是模型原来的分布。")
     return t
 
@@ -85,6 +83,8 @@ def next_token_probs(
         模型对词表里每个词的打分（还没过 softmax），必须都是有限实数。
     temperature : float, default 1.0
         > 0 时 logits 先除以它；== 0 表示贪心：全部概率给打分最高的词（并列时给编号最小的）。
+        计算一律在 float64 里做，所以再小的正温度（例如 1e-300，对 float16、float32 的打分也一样）都不会得到 NaN：
+        它给出 τ → 0 的极限，概率平分给并列第一的词。
     top_k : int, optional
         只留名次前 k 的词，1 <= k <= V。
     top_p : float, optional
@@ -100,7 +100,7 @@ def next_token_probs(
     TypeError
         ``logits`` 不是实数 NumPy 数组（bool 也不算）；``temperature``、``top_k``、``top_p`` 类型不对（bool 不算数）。
     ValueError
-        ``logits`` 为空或含 NaN/inf；``temperature`` 为负或不是有限数；``top_k`` 不在 [1, V]；``top_p`` 不在 (0, 1]。
+        ``logits`` 为空或含 NaN/inf；``temperature`` 为负、不是有限数或是大到超出 float64 的整数；``top_k`` 不在 [1, V]；``top_p`` 不在 (0, 1]。
 
     Examples
     --------
@@ -123,21 +123,29 @@ def next_token_probs(
     return next_token_probs_unchecked(x, *check_knobs(temperature, top_k, top_p, x.shape[-1]))
 
 
-def check_knobs(temperature: object, top_k: object, top_p: object, V: int) -> tuple[float, int | None, float | None]:
-    """三个旋钮的检查（规则同 ``next_token_probs``），返回 ``(temperature, top_k, top_p)``。逐词生成在循环外查一次。"""
-    return _temperature(temperature), _top_k(top_k, V), _top_p(top_p)
+def check_knobs(temperature: object, top_k: object, top_p: object, V: int,
+                temperature_name: str = "temperature") -> tuple[float, int | None, float | None]:
+    """三个旋钮的检查（规则同 ``next_token_probs``），返回 ``(temperature, top_k, top_p)``。逐词生成在循环外查一次。
+
+    ``temperature_name`` 是报错里温度的名字（调用者传进来的参数名，例如 ``"temperatures[2]"``）。
+
+    Raises
+    ------
+    TypeError, ValueError
+        同 ``next_token_probs`` 对三个旋钮的报错。
+    """
+    return _temperature(temperature, temperature_name), _top_k(top_k, V), _top_p(top_p)
 
 
 def next_token_probs_unchecked(x: np.ndarray, t: float, k: int | None, p: float | None) -> np.ndarray:
     """``next_token_probs`` 的计算本身（打分和旋钮都已检查过，见 ``check_knobs``）。"""
-    V = x.shape[-1]
+    out_dtype = check.float_dtype(x.dtype)  # 结果的 dtype：float32、float64 不变，float16 升为 float32
     if t == 0:
-        return _greedy(x)  # (..., V)
-    with np.errstate(over="ignore"):  # 先减最大值再除以温度：最大的那个恰好是 0，极小的温度也只会下溢成 -inf
-        scaled = (x - x.max(axis=-1, keepdims=True)) / t  # (..., V)，最大值处是 0
-    probs = softmax_unchecked(scaled, axis=-1)  # (..., V)
+        return _greedy(x).astype(out_dtype, copy=False)  # (..., V)
+    probs = _tempered_softmax(x, t)  # (..., V) float64
     if k is None and (p is None or p == 1):
-        return probs  # 不筛
+        return probs.astype(out_dtype, copy=False)  # 不筛
+    V = x.shape[-1]
     order = np.argsort(-x, axis=-1, kind="stable")  # (..., V) 名次：按原始打分从高到低，并列时编号小的在前
     rank = np.empty_like(order)  # (..., V) 每个词排第几（0 = 第 1 名）：order 的逆排列
     np.put_along_axis(rank, order, np.broadcast_to(np.arange(V), order.shape), axis=-1)  # 写进新数组
@@ -149,4 +157,18 @@ def next_token_probs_unchecked(x: np.ndarray, t: float, k: int | None, p: float 
         before = np.concatenate([np.zeros_like(total[..., :1]), total[..., :-1]], axis=-1)  # (..., V) 排在它前面的之和
         keep_ranked = before < p  # (..., V) 前面的加起来还不到 p，它就要留下；第 1 名前面是 0，总会留下
         probs = _renormalize(probs, np.take_along_axis(keep_ranked, rank, axis=-1))  # (..., V)
-    return probs
+    return probs.astype(out_dtype, copy=False)
+
+
+def _tempered_softmax(x: np.ndarray, t: float) -> np.ndarray:
+    """softmax(x / t)，**一律在 float64 里算**，返回 float64。
+
+    温度是 Python 的 float64；按 NumPy 2 的规则，它与 float32/float16 数组相除时先被转成数组的类型，
+    1e-46 这样的温度在 float32 里就成了 0，0 / 0 = NaN。所以先把打分转成 float64（float16、float32 的值在 float64
+    里都是精确的），先减最大值再除以温度：最大的那个恰好是 0，其余是负数，极小的温度只会让它们溢出成 -inf
+    （概率恰好是 0），也就是 τ → 0 的极限：概率平分给并列第一的那几个词。
+    """
+    x64 = x.astype(np.float64, copy=False)  # (..., V) float64 的输入不复制，结果与以前逐位相同
+    with np.errstate(over="ignore"):  # 溢出只会是 负数 / 极小的温度 → -inf，正是想要的
+        scaled = (x64 - x64.max(axis=-1, keepdims=True)) / t  # (..., V)，最大值处是 0
+    return softmax_unchecked(scaled, axis=-1)  # (..., V)

@@ -64,12 +64,44 @@ def _check_generation(model, prompt, num_new, rng, temperature, top_k, top_p):
         raise ValueError(f"prompt 必须是一维的字编号（一段提示词，至少 1 个字），收到的 shape={prompt.shape}。")
     n = check.positive_int(num_new, "num_new")
     if prompt.size + n - 1 > config.context:
-        raise ValueError(f"提示词 {prompt.size} 个字加上要生成的 {n} 个字超过了模型的上下文长度 context={config.context}"
+        raise ValueError(f"prompt 的 {prompt.size} 个字加上要生成的 num_new={n} 个字超过了模型的上下文长度 context={config.context}"
                          f"（最后一个新字不必再读进模型，所以要求 {prompt.size} + {n} - 1 <= {config.context}）。")
     knobs = check_knobs(temperature, top_k, top_p, config.vocab_size)
     if knobs[0] != 0 or rng is not None:  # 贪心不需要随机数；给了就检查
         rng = check.generator(rng)
     return prompt, n, rng, knobs
+
+
+def _check_chars(chars: object, vocab_size: int, name: str) -> str:
+    """字表 ``chars`` 属于这个模型：是字符串，长度恰好是词表大小，每个字只出现一次（编号 i 就是第 i 个字）。"""
+    if not isinstance(chars, str):
+        raise TypeError(f"{name} 必须是字符串（模型的字表，第 i 个字就是编号 i），收到的是 {check.describe(chars)}。")
+    if len(chars) != vocab_size:
+        raise ValueError(f"{name} 不是这个模型的字表：模型的词表有 vocab_size={vocab_size} 个字，{name} 有 {len(chars)} 个字。"
+                         "提示：用训练这个模型时的字表，例如训练结果的 run['chars']。")
+    seen, repeated = set(), []
+    for c in chars:
+        if c in seen and c not in repeated:
+            repeated.append(c)
+        seen.add(c)
+    if repeated:
+        raise ValueError(f"{name} 里有重复的字：{''.join(repeated)!r}。字表里每个字只能出现一次，"
+                         "否则一个字对应两个编号，模型写出的编号也译不回唯一的字。提示：用训练这个模型时的字表 run['chars']。")
+    return chars
+
+
+def _encode_prompt(model, chars: object, prompt: object, chars_name: str, prompt_name: str) -> tuple[str, str, np.ndarray]:
+    """文字版的检查：模型、字表（属于这个模型）、提示词（非空字符串，每个字都在字表里）。报错用调用者的参数名。"""
+    chars = _check_chars(chars, check_generator_model(model).config.vocab_size, chars_name)
+    if not isinstance(prompt, str):
+        raise TypeError(f"{prompt_name} 必须是字符串（提示词），收到的是 {check.describe(prompt)}。")
+    if not prompt:
+        raise ValueError(f"{prompt_name} 不能是空字符串：至少要有一个字。")
+    unknown = sorted(set(prompt) - set(chars))
+    if unknown:
+        raise ValueError(f"{prompt_name} 里有字表中没有的字：{''.join(unknown)!r}（字表 {chars_name} 有 {len(chars)} 个字）。"
+                         "提示：模型只认识训练语料里出现过的字，换几个常用字试试。")
+    return chars, prompt, encode(prompt, chars)  # (P,)
 
 
 def _pick(probs: np.ndarray, rng: np.random.Generator | None, greedy: bool) -> int:
@@ -171,7 +203,8 @@ def generate_text(model, chars: str, prompt: str, num_new: int, rng: np.random.G
     Raises
     ------
     TypeError, ValueError
-        提示词里有字表中没有的字；其余同 ``generate``。
+        ``chars`` 不是这个模型的字表（不是字符串、长度不等于 ``model.config.vocab_size``、有重复的字）；
+        ``prompt`` 不是字符串、是空串或有字表中没有的字；其余同 ``generate``。
 
     Examples
     --------
@@ -181,7 +214,12 @@ def generate_text(model, chars: str, prompt: str, num_new: int, rng: np.random.G
     >>> len(text), text[0]
     (6, '甲')
     """
-    out = generate(model, encode(prompt, chars), num_new, rng, temperature, top_k, top_p)
+    return _generate_text(model, chars, prompt, num_new, rng, (temperature, top_k, top_p), "chars", "prompt")
+
+
+def _generate_text(model, chars, prompt, num_new, rng, knobs, chars_name, prompt_name) -> str:
+    chars, prompt, ids = _encode_prompt(model, chars, prompt, chars_name, prompt_name)
+    out = generate(model, ids, num_new, rng, *knobs)
     return prompt + decode(out["tokens"], chars)
 
 
@@ -192,7 +230,7 @@ def next_token_logits(model, chars: str, prompt: str) -> np.ndarray:
     Raises
     ------
     TypeError, ValueError
-        不是模型、提示词是空串或有字表中没有的字。
+        不是模型；``chars`` 不是这个模型的字表（同 ``generate_text``）；``prompt`` 不是字符串、是空串或有字表中没有的字。
 
     Examples
     --------
@@ -201,8 +239,8 @@ def next_token_logits(model, chars: str, prompt: str) -> np.ndarray:
     >>> next_token_logits(model, "甲乙丙丁", "丙甲乙").shape
     (4,)
     """
-    context = check_generator_model(model).config.context
-    ids = encode(prompt, chars)[-context:]  # (P,) 最多 context 个字
+    _, _, ids = _encode_prompt(model, chars, prompt, "chars", "prompt")
+    ids = ids[-model.config.context:]  # (P,) 最多 context 个字
     prompt_ids, _, _, _ = _check_generation(model, ids, 1, None, 0.0, None, None)
     return model.feed_unchecked(prompt_ids, model.new_caches(prompt_ids.size))[0]  # (V,)
 
@@ -217,8 +255,14 @@ def generation_trace(model, chars: str, prompt: str, num_new: int, rng: np.rando
         ``context``：提示词加上写出的字，一个字一项（长 P + num_new）；``new``：写出的字；第 s 步读进的最新的字是
         ``context[cache_length[s] - 1]``，它看的前文是 ``context[:cache_length[s]]``，注意力是 ``attention[s]``
         (L, H, S)，抽第 s 个新字用的概率是 ``probs[s]`` (V,)。其余同 ``generate``。
+
+    Raises
+    ------
+    TypeError, ValueError
+        同 ``generate_text``。
     """
-    out = generate(model, encode(prompt, chars), num_new, rng, temperature, top_k, top_p)
+    chars, prompt, ids = _encode_prompt(model, chars, prompt, "chars", "prompt")
+    out = generate(model, ids, num_new, rng, temperature, top_k, top_p)
     new = decode(out["tokens"], chars)
     return out | {"context": list(prompt + new), "new": new}
 
@@ -232,11 +276,13 @@ def checkpoint_samples(run: Mapping, prompts: Sequence[str], num_new: int, tempe
     ------
     TypeError, ValueError
         ``run`` 不是带 ``checkpoints``（模型）、``chars`` 的训练结果，``prompts`` 不是字符串列表，``seed`` 不是
-        [0, 2³² − 1] 里的整数；其余同 ``generate_text``。
+        [0, 2³² − 1] 里的整数；``run["chars"]`` 不是这些模型的字表；其余同 ``generate_text``（提示词的报错指出是
+        ``prompts[i]``）。
     """
     seed = check.seed(seed)
     if not isinstance(run, Mapping) or "checkpoints" not in run or "chars" not in run:
         raise TypeError(f"run 必须是 tiny_gpt.train 那样的训练结果（含 checkpoints、chars），收到的是 {check.describe(run)}。")
     prompts = check.string_list(prompts, "prompts")
-    return np.array([[generate_text(m, run["chars"], prompt, num_new, np.random.default_rng(seed), temperature)
-                      for prompt in prompts] for m in run["checkpoints"]])
+    return np.array([[_generate_text(m, run["chars"], prompt, num_new, np.random.default_rng(seed), (temperature, None, None),
+                                     'run["chars"]', f"prompts[{i}]")
+                      for i, prompt in enumerate(prompts)] for m in run["checkpoints"]])

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from .. import _validation as check
-from ..core.decoding import next_token_probs
+from ..core.decoding import check_knobs, next_token_probs_unchecked
 from .tiny_gpt import TinyGPT, check_tokens, forward
 
 __all__ = ["find_loop", "temperature_effect", "future_influence", "ngram_overlap", "longest_copy"]
@@ -75,7 +75,8 @@ def temperature_effect(logits: np.ndarray, temperatures: Sequence[float]) -> dic
     Raises
     ------
     TypeError, ValueError
-        ``temperatures`` 不是非空的列表，或其中有 ``next_token_probs`` 不接受的温度。
+        ``logits`` 不是有限实数数组（规则同 ``next_token_probs``）；``temperatures`` 不是非空的列表，
+        或其中有 ``next_token_probs`` 不接受的温度（报错指出是 ``temperatures[i]``）。
 
     Examples
     --------
@@ -87,10 +88,12 @@ def temperature_effect(logits: np.ndarray, temperatures: Sequence[float]) -> dic
     >>> out["ranking"].tolist(), bool(np.all(np.diff(out["entropy"]) > 0))
     ([[0, 1, 2], [0, 1, 2], [0, 1, 2]], True)
     """
+    x = check.as_real_array(logits, "logits", min_ndim=1)  # (V,) 或 (..., V)
     temps = check.nonempty_sequence(temperatures, "temperatures", "[0.5, 1.0, 2.0]")
-    probs = np.stack([next_token_probs(logits, t) for t in temps])  # (K, V)
-    with np.errstate(divide="ignore"):
-        entropy = -np.sum(np.where(probs > 0, probs * np.log(probs), 0.0), axis=-1)  # (K,)
+    knobs = [check_knobs(t, None, None, x.shape[-1], temperature_name=f"temperatures[{i}]") for i, t in enumerate(temps)]
+    probs = np.stack([next_token_probs_unchecked(x, *k) for k in knobs])  # (K, V)
+    safe = np.where(probs > 0, probs, 1)  # (K, V) 概率为 0 的词不计入熵（0 · log 0 = 0）：log 1 = 0，不产生 0 · (−inf)
+    entropy = -np.sum(probs * np.log(safe), axis=-1)  # (K,)
     return {"probs": probs, "entropy": entropy, "ranking": np.argsort(-probs, axis=-1, kind="stable")}
 
 
