@@ -25,6 +25,7 @@
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import hashlib
 import json
@@ -41,7 +42,7 @@ from typing import BinaryIO
 import numpy as np
 
 __all__ = ["CACHE_ENV", "KEEP_VERSIONS", "ARITHMETIC_ENV", "cache_folder", "arithmetic", "code_version", "source_digest", "entry_path",
-           "write_atomically", "write_sealed", "read_sealed", "SEAL", "exclusive", "touch", "evict_old_versions", "fingerprint"]
+           "write_atomically", "write_sealed", "read_sealed", "SEAL", "is_png_base64", "exclusive", "touch", "evict_old_versions", "fingerprint"]
 
 CACHE_ENV = "TRANSFORMER_LAB_CACHE"
 KEEP_VERSIONS = 3  # 每种东西最多留几个代码版本（最近用过的几个），更早的删掉
@@ -180,6 +181,24 @@ def read_sealed(path: Path, key: str, version: str) -> bytes | None:
     if len(payload) != size or not isinstance(digest, str) or hashlib.sha256(payload).hexdigest() != digest:
         return None
     return payload
+
+
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+
+
+def is_png_base64(frame: object) -> bool:
+    """``frame`` 是 base64 写的 PNG：只由 base64 的字母组成（引号、空格、尖括号都进不了 ``src``/``srcset``），
+    解出来以 PNG 的文件签名开头。可交互图的帧缓存（``widgets/static.py``）只收这样的帧。
+
+    >>> is_png_base64("iVBORw0KGgo="), is_png_base64('x" onerror="alert(1)'), is_png_base64("R0lGODlh")
+    (True, False, False)
+    """
+    if not isinstance(frame, str):
+        return False
+    try:
+        return base64.b64decode(frame, validate=True).startswith(PNG_SIGNATURE)
+    except ValueError:  # binascii.Error 和非 ASCII 的字符
+        return False
 
 
 @contextlib.contextmanager

@@ -226,20 +226,6 @@ def _file_digest(path: str) -> str:
         return hashlib.file_digest(handle, "sha256").hexdigest()[:16]
 
 
-PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
-
-
-def _is_png_b64(frame: object) -> bool:
-    """``frame`` 是 base64 写的 PNG：只由 base64 的字母组成（引号、空格、尖括号都进不了 ``src``/``srcset``），
-    解出来以 PNG 的文件签名开头。"""
-    if not isinstance(frame, str):
-        return False
-    try:
-        return base64.b64decode(frame, validate=True).startswith(PNG_SIGNATURE)
-    except ValueError:  # binascii.Error 和非 ASCII 的字符
-        return False
-
-
 def _valid_frames(saved: object, count: int) -> bool:
     """缓存里读出的 ``{"frames": …, "text_px": …}`` 形状对不对：每种版式正好 ``count`` 帧，每帧都是 PNG，
     每种版式的最小字号是有限的数。"""
@@ -249,7 +235,7 @@ def _valid_frames(saved: object, count: int) -> bool:
     for layout in LAYOUTS:
         px = text_px.get(layout)
         if not (isinstance(frames.get(layout), list) and len(frames[layout]) == count
-                and all(_is_png_b64(f) for f in frames[layout])):
+                and all(_cache.is_png_base64(f) for f in frames[layout])):
             return False
         if isinstance(px, bool) or not isinstance(px, (int, float)) or not math.isfinite(px):
             return False
