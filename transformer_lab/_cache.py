@@ -13,6 +13,9 @@
   依赖它自己那一章的图模块和它下面的各层，不依赖别章的图。列出的部分必须覆盖代码真正能导入的一切——
   ``tests/test_layering.py`` 按分层规则（它的 ``ALLOWED``）检查这一点。没列 ``parts`` 就是整个包。
 * **不留半个文件**：先写临时文件再改名（改名是原子的），几个进程同时写也没关系。
+* **不信文件的内容**：``write_sealed`` 在内容前面写一行"封条"：完整的钥匙、代码版本、内容的长度和 sha256。
+  ``read_sealed`` 读回时一样一样核对，对不上（截断、改了一个字节、别的钥匙的文件被复制成这个名字、旧格式的文件）
+  就当没有，调用者重算并覆盖——不抛原始异常，也不拿别的结果冒充。
 * **只算一次**：``exclusive(锁文件)`` 让同一台机器上的几个进程排队；一个进程在算的时候，别的进程等它写完再读，
   而不是各算一遍（有 ``fcntl`` 的系统上，即 Linux、macOS；Windows 上不排队，最多重复算一遍）。
 * **不越攒越多**：同一种东西只留最近用过的 ``KEEP_VERSIONS`` 个代码版本。
@@ -22,8 +25,10 @@
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import hashlib
+import json
 import os
 import platform
 import sys
@@ -37,7 +42,7 @@ from typing import BinaryIO
 import numpy as np
 
 __all__ = ["CACHE_ENV", "KEEP_VERSIONS", "ARITHMETIC_ENV", "cache_folder", "arithmetic", "code_version", "source_digest", "entry_path",
-           "write_atomically", "exclusive", "touch", "evict_old_versions", "fingerprint"]
+           "write_atomically", "write_sealed", "read_sealed", "SEAL", "is_png_base64", "exclusive", "touch", "evict_old_versions", "fingerprint"]
 
 CACHE_ENV = "TRANSFORMER_LAB_CACHE"
 KEEP_VERSIONS = 3  # 每种东西最多留几个代码版本（最近用过的几个），更早的删掉
@@ -121,6 +126,79 @@ def write_atomically(path: Path, write: Callable[[BinaryIO], None]) -> None:
     finally:
         if os.path.exists(tmp):
             os.remove(tmp)
+
+
+# 封好的缓存文件的第一行（格式名和格式的版本）；旧格式（没有封条）的文件第一行对不上，当作没有
+SEAL = b"transformer-lab sealed cache 1\n"
+_SEAL_LINE_LIMIT = 1 << 20  # 封条那一行最长多少字节（钥匙很长也够用）；更长的文件不是本模块写的
+
+
+def write_sealed(path: Path, key: str, version: str, payload: bytes) -> None:
+    """把 ``payload`` 原子地写成封好的缓存文件：``SEAL``、一行 JSON 封条（``key``、``version``、长度、sha256），
+    然后是内容本身。``read_sealed`` 用同样的 ``key`` 和 ``version`` 才读得回来。"""
+    seal = json.dumps({"key": key, "version": version, "size": len(payload),
+                       "sha256": hashlib.sha256(payload).hexdigest()}, ensure_ascii=True).encode("ascii") + b"\n"
+
+    def write(handle: BinaryIO) -> None:
+        handle.write(SEAL)
+        handle.write(seal)
+        handle.write(payload)
+
+    write_atomically(path, write)
+
+
+def read_sealed(path: Path, key: str, version: str) -> bytes | None:
+    """``write_sealed`` 写下的内容；文件不存在、读不了、不是封好的文件（旧格式）、钥匙或代码版本不同、长度或
+    sha256 对不上时都是 None（调用者重算并覆盖）。从不抛异常。
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> path = Path(tempfile.mkdtemp()) / "x.bin"
+    >>> write_sealed(path, "钥匙", "0123456789ab", b"payload")
+    >>> read_sealed(path, "钥匙", "0123456789ab"), read_sealed(path, "别的钥匙", "0123456789ab")
+    (b'payload', None)
+    >>> path.write_bytes(path.read_bytes()[:-1]) and read_sealed(path, "钥匙", "0123456789ab") is None
+    True
+    """
+    try:
+        with open(path, "rb") as handle:
+            if handle.read(len(SEAL)) != SEAL:
+                return None
+            line = handle.readline(_SEAL_LINE_LIMIT)
+            if not line.endswith(b"\n"):
+                return None
+            seal = json.loads(line)
+            if not isinstance(seal, dict) or seal.get("key") != key or seal.get("version") != version:
+                return None
+            size, digest = seal.get("size"), seal.get("sha256")
+            # 先比长度再读：声称很长的坏封条不会让我们读进一大块内存
+            if type(size) is not int or os.fstat(handle.fileno()).st_size - handle.tell() != size:
+                return None
+            payload = handle.read(size)
+    except (OSError, ValueError, RecursionError):  # ValueError 包括 JSONDecodeError 和 UnicodeDecodeError
+        return None
+    if len(payload) != size or not isinstance(digest, str) or hashlib.sha256(payload).hexdigest() != digest:
+        return None
+    return payload
+
+
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+
+
+def is_png_base64(frame: object) -> bool:
+    """``frame`` 是 base64 写的 PNG：只由 base64 的字母组成（引号、空格、尖括号都进不了 ``src``/``srcset``），
+    解出来以 PNG 的文件签名开头。可交互图的帧缓存（``widgets/static.py``）只收这样的帧。
+
+    >>> is_png_base64("iVBORw0KGgo="), is_png_base64('x" onerror="alert(1)'), is_png_base64("R0lGODlh")
+    (True, False, False)
+    """
+    if not isinstance(frame, str):
+        return False
+    try:
+        return base64.b64decode(frame, validate=True).startswith(PNG_SIGNATURE)
+    except ValueError:  # binascii.Error 和非 ASCII 的字符
+        return False
 
 
 @contextlib.contextmanager

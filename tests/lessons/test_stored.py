@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import io
+import json
 import os
 import subprocess
 import sys
@@ -9,6 +11,8 @@ import time
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as hs
 
 from transformer_lab import _cache
 from transformer_lab.lessons import stored as st
@@ -163,3 +167,138 @@ def test_a_result_that_is_none_is_stored_too(folder):
     calls = []
     assert st.stored("空", lambda: calls.append(1), 0) is None
     assert st.stored("空", lambda: calls.append(1), 0) is None and calls == [1]
+
+
+# ---------------------------------------------------------------- 坏掉的、冒名的、旧格式的缓存文件（issue 41 第 9 条）
+
+def counting(value_of):
+    """一个数着调用次数的 compute：``calls`` 记下每次调用，返回 ``value_of()``（每次新算的一份）。"""
+    calls = []
+    return calls, lambda: calls.append(1) or value_of()
+
+
+def only_file(folder, name):
+    (path,) = folder.glob(f"{name}-*.npz")
+    return path
+
+
+def length_classes(good: bytes) -> dict[str, int]:
+    """截断的位置按文件的各段分类：空文件、格式行里、封条那一行里、刚好只剩封条、内容里、只差最后一个字节。"""
+    line_end = good.index(b"\n", len(_cache.SEAL)) + 1
+    return {"空文件": 0, "一个字节": 1, "格式行差一个字节": len(_cache.SEAL) - 1, "只有格式行": len(_cache.SEAL),
+            "封条一半": (len(_cache.SEAL) + line_end) // 2, "封条差换行": line_end - 1, "只有封条": line_end,
+            "内容一半": (line_end + len(good)) // 2, "差最后一个字节": len(good) - 1}
+
+
+def test_the_length_classes_cover_every_part_of_the_file(folder):
+    st.stored("分段", nested, 0)
+    good = only_file(folder, "分段").read_bytes()
+    cuts = sorted(length_classes(good).values())
+    assert cuts[0] == 0 and cuts[-1] == len(good) - 1 and len(set(cuts)) == len(cuts)  # 各段互不相同
+
+
+@pytest.mark.parametrize("where", ["空文件", "一个字节", "格式行差一个字节", "只有格式行", "封条一半", "封条差换行",
+                                   "只有封条", "内容一半", "差最后一个字节"])
+def test_a_file_truncated_anywhere_is_recomputed_and_overwritten(folder, where):
+    st.stored("截断", nested, 0)
+    path = only_file(folder, "截断")
+    good = path.read_bytes()
+    path.write_bytes(good[:length_classes(good)[where]])
+    calls, compute = counting(nested)
+    assert_same(nested(), st.stored("截断", compute, 0))
+    assert calls == [1] and path.read_bytes()[:len(_cache.SEAL)] == _cache.SEAL  # 重算了，也覆盖了坏文件
+    assert_same(nested(), st.stored("截断", lambda: pytest.fail("覆盖之后不该再算"), 0))
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=hs.data())
+def test_any_truncation_or_flipped_byte_gives_the_fresh_result_and_never_raises(folder, data):
+    """截断在任意位置、任意一个字节改成任意别的值：读到的总是与重新计算的相同，没有异常漏出来。（改的是封条里
+    JSON 的空白时文件仍然完好，可以不重算；所以这里只要求结果相同、最多算一次。）"""
+    path = folder / "性质.npz"
+    if not path.exists():
+        st.stored("性质", nested, 0)
+        only_file(folder, "性质").rename(path)
+    good = path.read_bytes()
+    if data.draw(hs.booleans(), label="截断"):
+        bad = good[:data.draw(hs.integers(0, len(good) - 1), label="长度")]
+    else:
+        at, xor = data.draw(hs.integers(0, len(good) - 1), label="位置"), data.draw(hs.integers(1, 255), label="异或")
+        bad = good[:at] + bytes([good[at] ^ xor]) + good[at + 1:]
+    for old in folder.glob("性质-*.npz"):
+        old.unlink()
+    target = _cache.entry_path(folder, "性质", _cache.code_version(parts=st.RUN_PARTS), repr((0,)), st.SUFFIX)
+    target.write_bytes(bad)
+    calls, compute = counting(nested)
+    assert_same(nested(), st.stored("性质", compute, 0))
+    assert len(calls) <= 1
+
+
+def test_another_keys_valid_file_is_not_served_as_this_result(folder):
+    """另一个实验（别的参数、别的名字）的完好文件被复制成这把钥匙的文件名：读出来的是这把钥匙重算的结果。"""
+    st.stored("冒名", lambda: {"x": np.arange(3) + 1}, 1)
+    st.stored("别的实验", lambda: {"x": np.arange(3) + 7}, 0)
+    st.stored("冒名", lambda: {"x": np.arange(3)}, 0)
+    mine = _cache.entry_path(folder, "冒名", _cache.code_version(parts=st.RUN_PARTS), repr((0,)), st.SUFFIX)
+    others = [p for p in folder.glob("*.npz") if p != mine]
+    assert len(others) == 2
+    for other in others:
+        mine.write_bytes(other.read_bytes())
+        calls, compute = counting(lambda: {"x": np.arange(3)})
+        assert st.stored("冒名", compute, 0)["x"].tolist() == [0, 1, 2] and calls == [1]
+
+
+def test_a_file_of_another_code_version_under_this_name_is_recomputed(folder, monkeypatch):
+    """旧代码版本写的完好文件被改名成新版本的文件名（封条里的代码版本对不上）：重算。"""
+    monkeypatch.setattr(_cache, "code_version", lambda *extra, **parts: "a" * 12)
+    st.stored("版本", lambda: np.arange(3) * 2, 0)
+    old = only_file(folder, "版本")
+    monkeypatch.setattr(_cache, "code_version", lambda *extra, **parts: "b" * 12)
+    old.rename(folder / old.name.replace("a" * 12, "b" * 12))
+    calls, compute = counting(lambda: np.arange(3))
+    assert st.stored("版本", compute, 0).tolist() == [0, 1, 2] and calls == [1]
+
+
+def old_format_save(path, value):
+    """修复之前的 ``_save``：整个文件就是一个 .npz，没有封条。"""
+    arrays = []
+    tree = st.encode(value, arrays)
+    np.savez(path, __tree__=np.array(json.dumps(tree, ensure_ascii=False)), **{f"a{i}": a for i, a in enumerate(arrays)})
+
+
+def test_an_old_format_file_is_treated_as_stale_and_rewritten(folder):
+    st.stored("旧格式", nested, 0)
+    path = only_file(folder, "旧格式")
+    with path.open("wb") as handle:
+        old_format_save(handle, {"x": np.arange(9)})  # 今天的代码写下的样子，内容不同
+    calls, compute = counting(nested)
+    assert_same(nested(), st.stored("旧格式", compute, 0))
+    assert calls == [1] and path.read_bytes().startswith(_cache.SEAL)
+
+
+def test_a_good_file_is_used_without_computing_again(folder):
+    """反面：完好的文件照样直接读，不重算（数调用次数）。"""
+    calls, compute = counting(nested)
+    st.stored("完好", compute, 0)
+    for _ in range(3):
+        assert_same(nested(), st.stored("完好", compute, 0))
+    assert calls == [1]
+
+
+def test_a_sealed_file_whose_structure_is_wrong_is_recomputed(folder):
+    """封条、校验和都对（有意伪造的），内容的结构却不对：不认识的种类、缺的数组、不是 .npz——都重算，不抛异常。"""
+    st.stored("结构", lambda: np.arange(3), 0)
+    path = only_file(folder, "结构")
+    key, version = st._key("结构", (0,)), _cache.code_version(parts=st.RUN_PARTS)
+
+    def npz(tree, **arrays):
+        buffer = io.BytesIO()
+        np.savez(buffer, __tree__=np.array(json.dumps(tree)), **arrays)
+        return buffer.getvalue()
+
+    for payload in (npz({"pickle": 1}), npz({"array": 3}, a0=np.zeros(2)), npz({"array": 0, "list": []}),
+                    npz({"map": [[{"list": []}, {"scalar": 1}]]}), npz({"run": {"losses": {"scalar": 1}}}),
+                    npz({"scalar": {"a": 1}}), b"not a zip", npz({"array": 0}, a0=np.array([{"a": 1}], dtype=object))):
+        _cache.write_sealed(path, key, version, payload)
+        calls, compute = counting(lambda: np.arange(3))
+        assert st.stored("结构", compute, 0).tolist() == [0, 1, 2] and calls == [1]

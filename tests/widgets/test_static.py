@@ -13,8 +13,11 @@ import re
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import transformer_lab as tl
+from transformer_lab import _cache
 from transformer_lab._cache import KEEP_VERSIONS
 from transformer_lab.plot.figure import CJK_FONT, NARROW_WIDTH
 from transformer_lab.widgets import static
@@ -451,3 +454,161 @@ def test_frames_of_one_chapter_do_not_depend_on_other_chapters_figures():
     assert "plot" in ch05 and "plot" in ch06 and "quiz" not in ch05
     assert _cache.code_version(parts=ch05) != _cache.code_version(parts=ch06)
     assert frame_parts("helpers.tiny_view") == FRAME_PARTS  # 测试里的画图类：只有共用的各层
+
+
+# ---------------------------------------------------------------- 坏掉的、冒名的、旧格式的帧缓存（issue 41 第 9 条）
+
+HOSTILE_FRAME = 'x" onerror="alert(1)'
+
+
+def cached_line(top: int = 3, key: str = "直线-缓存"):
+    """一张进缓存的小图（``top`` 不同，帧就不同），数着画了几帧（``ex.drawn``）。"""
+    ex = tiny(values=(1, 2, top))
+    ex.cache_key = lambda: key  # 测试里的画图类不在包里，默认不缓存；这里只测缓存本身
+    ex.drawn = []
+    original = ex.png
+    ex.png = lambda *a, **k: ex.drawn.append(1) or original(*a, **k)
+    return ex
+
+
+@pytest.fixture
+def fresh_line(tmp_path, monkeypatch):
+    """缓存关掉时当场画出的 HTML 和初始帧（"重新计算"），然后把缓存指向 ``tmp_path``。"""
+    monkeypatch.setenv("TRANSFORMER_LAB_CACHE", "off")
+    ex = cached_line()
+    page, first = same_ids(ex.static_html()), static.first_frame_b64(ex)
+    monkeypatch.setenv("TRANSFORMER_LAB_CACHE", str(tmp_path))
+    return page, first
+
+
+def frame_file(tmp_path) -> Path:
+    """``cached_line()`` 的帧在缓存里的文件：清空缓存，画一遍，找到它（之后再画别的图）。"""
+    for old in tmp_path.glob("frames_*.json"):
+        old.unlink()
+    cached_line().static_html()
+    (path,) = tmp_path.glob("frames_*.json")
+    return path
+
+
+def seal_frames(path, saved) -> None:
+    """把 ``saved`` 当作 ``cached_line()`` 的帧写进缓存，封条（钥匙、代码版本、校验和）都对：只有内容本身能被拒绝。"""
+    ex = cached_line()
+    version = _cache.code_version(*static.drawing_stack(), parts=static.frame_parts(ex.view.__module__))
+    _cache.write_sealed(path, ex.cache_key(), version, json.dumps(saved).encode("utf-8"))
+
+
+def unsealed(good: bytes) -> bytes:
+    """封好的帧文件里的内容：修复之前的代码写下的整个文件就是这样的 JSON。"""
+    return good[good.index(b"\n", len(_cache.SEAL)) + 1:]
+
+
+def assert_fresh(fresh_line, drawn_at_most: int = 6):
+    page, first = fresh_line
+    ex = cached_line()
+    written = ex.static_html()
+    assert same_ids(written) == page and static.first_frame_b64(cached_line()) == first
+    assert len(ex.drawn) <= drawn_at_most and HOSTILE_FRAME not in written
+    return ex
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_any_truncation_or_flipped_byte_of_the_frame_file_gives_fresh_frames(tmp_path, fresh_line, data):
+    """帧缓存文件截断在任意位置、任意一个字节改成别的值：写出的 HTML 和预览帧总是与当场画的相同，没有异常漏出来。"""
+    good_copy, name = tmp_path / "good.bin", tmp_path / "name.txt"
+    if not good_copy.exists():
+        path = frame_file(tmp_path)
+        good_copy.write_bytes(path.read_bytes())
+        name.write_text(path.name, encoding="utf-8")
+    good = good_copy.read_bytes()
+    if data.draw(st.booleans(), label="截断"):
+        bad = good[:data.draw(st.integers(0, len(good) - 1), label="长度")]
+    else:
+        at, xor = data.draw(st.integers(0, len(good) - 1), label="位置"), data.draw(st.integers(1, 255), label="异或")
+        bad = good[:at] + bytes([good[at] ^ xor]) + good[at + 1:]
+    (tmp_path / name.read_text(encoding="utf-8")).write_bytes(bad)
+    assert_fresh(fresh_line)
+
+
+@pytest.mark.parametrize("cut", ["空文件", "格式行里", "封条里", "只有封条", "帧里", "差最后一个字节"])
+def test_a_truncated_frame_file_is_redrawn_and_overwritten(tmp_path, fresh_line, cut):
+    path = frame_file(tmp_path)
+    good = path.read_bytes()
+    line_end = good.index(b"\n", len(_cache.SEAL)) + 1
+    at = {"空文件": 0, "格式行里": 5, "封条里": line_end - 10, "只有封条": line_end, "帧里": (line_end + len(good)) // 2,
+          "差最后一个字节": len(good) - 1}[cut]
+    path.write_bytes(good[:at])
+    assert len(assert_fresh(fresh_line).drawn) == 6 and path.read_bytes() == good  # 重画了，也覆盖了坏文件
+    assert not assert_fresh(fresh_line, drawn_at_most=0).drawn  # 覆盖之后直接读
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(frame=st.one_of(st.just(HOSTILE_FRAME), st.text(max_size=40),
+                       st.binary(max_size=40).filter(lambda b: not b.startswith(b"\x89PNG\r\n\x1a\n"))
+                       .map(lambda b: base64.b64encode(b).decode("ascii")),
+                       st.just(base64.b64encode(b"GIF89a" + bytes(20)).decode("ascii")),
+                       st.just(base64.b64encode(b"\x89PNG\r\n\x1a\n").decode("ascii") + '"')),
+       index=st.integers(0, 5))
+def test_a_sealed_file_with_a_frame_that_is_not_png_data_is_redrawn(tmp_path, fresh_line, frame, index):
+    """封条都对、某一帧却不是 base64 写的 PNG（``"x\\" onerror=…"``、任意文字、别的格式）：整张图重画，
+    那段文字进不了 ``src``/``srcset``。"""
+    path = frame_file(tmp_path)
+    good = path.read_bytes()
+    saved = json.loads(unsealed(good))
+    layout, at = LAYOUTS[index % 2], index // 2
+    saved["frames"][layout][at] = frame
+    seal_frames(path, saved)
+    assert assert_fresh(fresh_line).drawn and path.read_bytes() == good
+
+
+def test_a_sealed_file_with_wrong_shapes_or_types_is_redrawn(tmp_path, fresh_line):
+    path = frame_file(tmp_path)
+    good = path.read_bytes()
+    saved = json.loads(unsealed(good))
+    frames, text_px = saved["frames"], saved["text_px"]
+    for bad in ([], {"frames": frames}, {"frames": {"wide": frames["wide"]}, "text_px": text_px},
+                {"frames": {**frames, "narrow": frames["narrow"][:2]}, "text_px": text_px},
+                {"frames": {**frames, "wide": [*frames["wide"], frames["wide"][0]]}, "text_px": text_px},
+                {"frames": {**frames, "wide": [7, *frames["wide"][1:]]}, "text_px": text_px},
+                {"frames": frames, "text_px": {"wide": "9", "narrow": 9.0}},
+                {"frames": frames, "text_px": {"wide": True, "narrow": 9.0}},
+                {"frames": frames, "text_px": {"wide": 9.0}}):
+        seal_frames(path, bad)
+        assert_fresh(fresh_line)
+        assert path.read_bytes() == good
+    path.write_bytes(good[:len(_cache.SEAL) + 1] + b"[" * 100_000 + b"\n")  # 深嵌套的封条：不是 RecursionError
+    assert_fresh(fresh_line)
+
+
+def test_another_figures_valid_frame_file_is_not_served_as_this_figure(tmp_path, fresh_line):
+    """另一张图（别的钥匙）完好的帧文件被复制成这张图的文件名：写出的是这张图当场画的帧。"""
+    mine = frame_file(tmp_path)
+    cached_line(top=5, key="别的图").static_html()
+    (theirs,) = set(tmp_path.glob("frames_*.json")) - {mine}
+    mine.write_bytes(theirs.read_bytes())
+    assert len(assert_fresh(fresh_line).drawn) == 6
+
+
+def test_an_old_unsealed_frame_file_is_treated_as_stale(tmp_path, fresh_line):
+    """修复之前写下的帧文件（只有 JSON，没有封条），而且帧是别的图的：当作过期，重画并覆盖。"""
+    mine = frame_file(tmp_path)
+    cached_line(top=5, key="别的图").static_html()
+    (theirs,) = set(tmp_path.glob("frames_*.json")) - {mine}
+    mine.write_bytes(unsealed(theirs.read_bytes()))  # 今天的代码写的样子：{"frames": …, "text_px": …}
+    assert len(assert_fresh(fresh_line).drawn) == 6 and mine.read_bytes().startswith(_cache.SEAL)
+
+
+def test_an_unsealed_file_with_a_hostile_frame_never_reaches_src(tmp_path, fresh_line):
+    """修复之前的格式（只有 JSON）里一帧被改写成 ``"x\" onerror=…"``：不写进 ``src``/``srcset``，重画。"""
+    path = frame_file(tmp_path)
+    saved = json.loads(unsealed(path.read_bytes()))
+    saved["frames"]["wide"][2] = saved["frames"]["narrow"][2] = HOSTILE_FRAME  # 初始那一帧
+    path.write_text(json.dumps(saved), encoding="utf-8")
+    assert len(assert_fresh(fresh_line).drawn) == 6
+
+
+def test_a_good_frame_file_is_still_used_without_drawing(tmp_path, fresh_line):
+    """反面：完好的帧文件照样直接读，一帧都不画（数 ``png`` 的调用次数）。"""
+    assert len(assert_fresh(fresh_line).drawn) == 6
+    for _ in range(2):
+        assert assert_fresh(fresh_line, drawn_at_most=0).drawn == []

@@ -37,6 +37,7 @@ import functools
 import hashlib
 import html
 import json
+import math
 import re
 import unicodedata
 from pathlib import Path
@@ -195,14 +196,15 @@ def frames_kind(module: str) -> str:
     return "frames_" + re.sub(r"[^0-9A-Za-z_]", "_", module.rsplit(".", 1)[-1])
 
 
-def _frames_file(ex) -> Path | None:
-    """这张图全部帧在硬盘缓存里的文件（可能还不存在）；不缓存的图（``ex.cache_key()`` 为 None）或关掉了缓存时为 None。
+def _frames_file(ex) -> tuple[Path, str, str] | None:
+    """这张图全部帧在硬盘缓存里的文件（可能还不存在）、钥匙和代码版本（都写进文件的封条，``_cache.write_sealed``）；
+    不缓存的图（``ex.cache_key()`` 为 None）或关掉了缓存时为 None。
     钥匙是 ``ex.cache_key()`` 加上包的代码版本和画图的那一套软件（``drawing_stack``）。"""
     key, folder = ex.cache_key(), _cache.cache_folder()
     if key is None or folder is None:
         return None
     version = _cache.code_version(*drawing_stack(), parts=frame_parts(ex.view.__module__))
-    return _cache.entry_path(folder, frames_kind(ex.view.__module__), version, key, ".json")
+    return _cache.entry_path(folder, frames_kind(ex.view.__module__), version, key, ".json"), key, version
 
 
 def drawing_stack() -> tuple[str, ...]:
@@ -224,34 +226,57 @@ def _file_digest(path: str) -> str:
         return hashlib.file_digest(handle, "sha256").hexdigest()[:16]
 
 
-def _read_frames(path: Path, grid) -> tuple[dict[str, list[str]], dict[str, float]] | None:
-    """缓存文件里的帧和字号；没有、坏了或帧数对不上网格时为 None。"""
+def _valid_frames(saved: object, count: int) -> bool:
+    """缓存里读出的 ``{"frames": …, "text_px": …}`` 形状对不对：每种版式正好 ``count`` 帧，每帧都是 PNG，
+    每种版式的最小字号是有限的数。"""
+    if not isinstance(saved, dict) or not isinstance(saved.get("frames"), dict) or not isinstance(saved.get("text_px"), dict):
+        return False
+    frames, text_px = saved["frames"], saved["text_px"]
+    for layout in LAYOUTS:
+        px = text_px.get(layout)
+        if not (isinstance(frames.get(layout), list) and len(frames[layout]) == count
+                and all(_cache.is_png_base64(f) for f in frames[layout])):
+            return False
+        if isinstance(px, bool) or not isinstance(px, (int, float)) or not math.isfinite(px):
+            return False
+    return True
+
+
+def _read_frames(entry: tuple[Path, str, str], grid) -> tuple[dict[str, list[str]], dict[str, float]] | None:
+    """缓存文件里的帧和字号；没有、封条对不上（别的钥匙、别的代码版本、截断、改了字节、旧格式）、帧数对不上网格、
+    或有一帧不是 PNG 时为 None（调用者重画并覆盖）。"""
+    path, key, version = entry
+    payload = _cache.read_sealed(path, key, version)
+    if payload is None:
+        return None
     try:
-        saved = json.loads(path.read_text(encoding="utf-8"))
-        if all(len(saved["frames"][layout]) == len(grid) for layout in LAYOUTS):
-            _cache.touch(path)
-            return saved["frames"], saved["text_px"]
-    except (OSError, ValueError, KeyError, TypeError):
-        pass
-    return None
+        saved = json.loads(payload)
+    except (ValueError, RecursionError):
+        return None
+    if not _valid_frames(saved, len(grid)):
+        return None
+    _cache.touch(path)
+    return ({layout: saved["frames"][layout] for layout in LAYOUTS},
+            {layout: saved["text_px"][layout] for layout in LAYOUTS})
 
 
 def _all_frames(ex, grid) -> tuple[dict[str, list[str]], dict[str, float]]:
     """``_draw_all_frames``，画过的从硬盘缓存里读（``_cache.py``）：建网站的内核和测试进程画的是同一批图，
     谁先画谁存，另一个直接读（同一个画图模块的帧有一把文件锁，同时到的进程排队，不会两个一起画）。"""
-    path = _frames_file(ex)
-    if path is None:
+    entry = _frames_file(ex)
+    if entry is None:
         return _draw_all_frames(ex, grid)
+    path, key, version = entry
     kind = frames_kind(ex.view.__module__)
     # 一个模块的帧一次只让一个进程画：建网站的内核和测试进程常常同时要同一张图，后到的等着，然后直接读
     with _cache.exclusive(path.parent / f"{kind}.lock"):
-        saved = _read_frames(path, grid)
+        saved = _read_frames(entry, grid)
         if saved is not None:
             return saved
         frames, text_px = _draw_all_frames(ex, grid)
         try:
             text = json.dumps({"frames": frames, "text_px": text_px}).encode("utf-8")
-            _cache.write_atomically(path, lambda handle: handle.write(text))
+            _cache.write_sealed(path, key, version, text)
             _cache.evict_old_versions(path.parent, kind, ".json")
             _cache.evict_old_versions(path.parent, "frames", ".json", keep=0)  # 各章共用一种的旧缓存文件（改名之前的）
         except OSError:
@@ -267,8 +292,8 @@ def first_frame_b64(ex) -> str:
     ``tests/widgets/test_static.py`` 检查）。缓存里没有时只画这一帧，不为它画全部帧；也不等别的进程的锁：
     缓存文件总是整个写好再改名的。"""
     grid = ex.grid()
-    path = _frames_file(ex)
-    saved = None if path is None else _read_frames(path, grid)
+    entry = _frames_file(ex)
+    saved = None if entry is None else _read_frames(entry, grid)
     if saved is not None:
         return saved[0]["wide"][grid.index(ex.start)]
     return _b64(ex.png(ex.start, palette=True, layout="wide", dpi=ex.frame_dpi))
