@@ -18,6 +18,8 @@ from transformer_lab import _cache
 from transformer_lab.lessons import stored as st
 from transformer_lab.lessons.optim import Run
 
+from helpers.damage import draw_damage
+
 
 @pytest.fixture
 def folder(tmp_path, monkeypatch):
@@ -220,11 +222,7 @@ def test_any_truncation_or_flipped_byte_gives_the_fresh_result_and_never_raises(
         st.stored("性质", nested, 0)
         only_file(folder, "性质").rename(path)
     good = path.read_bytes()
-    if data.draw(hs.booleans(), label="截断"):
-        bad = good[:data.draw(hs.integers(0, len(good) - 1), label="长度")]
-    else:
-        at, xor = data.draw(hs.integers(0, len(good) - 1), label="位置"), data.draw(hs.integers(1, 255), label="异或")
-        bad = good[:at] + bytes([good[at] ^ xor]) + good[at + 1:]
+    bad = draw_damage(data, good)
     for old in folder.glob("性质-*.npz"):
         old.unlink()
     target = _cache.entry_path(folder, "性质", _cache.code_version(parts=st.RUN_PARTS), repr((0,)), st.SUFFIX)

@@ -22,6 +22,7 @@ from transformer_lab.pretrained import e5s1, validate
 from transformer_lab.pretrained.safetensors import read_tensors
 from transformer_lab.pretrained.validate import Span, check_spans, parse_json, read_member
 
+from helpers.damage import damage
 from helpers.errors import CHINESE, call, check_error, error_table_test
 from helpers.tiny_models import e5s1_bytes
 
@@ -210,7 +211,7 @@ E5 = e5s1_bytes(np.random.default_rng(0))[0]
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.integers(0, len(E5) - 1), st.integers(0, 255), st.booleans())
 def test_corrupted_e5s1_only_raises_chinese_value_errors(position, xor, truncate):
-    data = E5[:position] if truncate else E5[:position] + bytes([E5[position] ^ xor]) + E5[position + 1:]
+    data = damage(E5, position, xor, truncate)
     try:
         f = e5s1.read_e5s1(data, source="坏的.e5s1")
     except ValueError as err:

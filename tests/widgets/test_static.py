@@ -34,6 +34,7 @@ from transformer_lab.widgets.static import (
     render_html,
 )
 
+from helpers.damage import draw_damage
 from helpers.errors import call, check_error, error_table_test
 from helpers.html_scripts import Page, script_end, scripts
 from helpers.tiny_view import NASTY, Exploding, Labels, Line, Titled, tiny
@@ -521,11 +522,7 @@ def test_any_truncation_or_flipped_byte_of_the_frame_file_gives_fresh_frames(tmp
         good_copy.write_bytes(path.read_bytes())
         name.write_text(path.name, encoding="utf-8")
     good = good_copy.read_bytes()
-    if data.draw(st.booleans(), label="截断"):
-        bad = good[:data.draw(st.integers(0, len(good) - 1), label="长度")]
-    else:
-        at, xor = data.draw(st.integers(0, len(good) - 1), label="位置"), data.draw(st.integers(1, 255), label="异或")
-        bad = good[:at] + bytes([good[at] ^ xor]) + good[at + 1:]
+    bad = draw_damage(data, good)
     (tmp_path / name.read_text(encoding="utf-8")).write_bytes(bad)
     assert_fresh(fresh_line)
 
