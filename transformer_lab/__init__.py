@@ -36,6 +36,7 @@ from .core.similarity import cosine_similarity, dot
 from .core.softmax import softmax, softmax_backward
 from .core.tiled import tiled_attention
 from .lessons import (
+    bpe,
     corpus,
     costs,
     deep_stack,
@@ -127,6 +128,7 @@ __all__ = [
     "generation",
     "gpt_myths",
     "ngram",
+    "bpe",
     # 全书自测（和网站上的自测页同一份题库）
     "self_test",
     # 按需加载
