@@ -39,6 +39,7 @@ from .core.similarity import cosine_similarity, dot
 from .core.softmax import softmax, softmax_backward
 from .core.tiled import tiled_attention
 from .lessons import (
+    bpe,
     corpus,
     costs,
     deep_stack,
@@ -130,6 +131,7 @@ __all__ = [
     "generation",
     "gpt_myths",
     "ngram",
+    "bpe",
     # 全书自测（和网站上的自测页同一份题库）
     "self_test",
     # 动手写：每章的练习，自己检查并认出常见错误
