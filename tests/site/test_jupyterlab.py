@@ -27,7 +27,7 @@ import transformer_lab as tl
 
 from helpers.exercises import starter
 from helpers.slow import slow_fixture
-from tools.lab import NOTEBOOKS, ROOT, jupyterlab, open_notebook, open_page, run_in_lab, warm_stored_runs
+from tools.lab import NOTEBOOKS, RAW_MYST, ROOT, jupyterlab, open_notebook, open_page, run_in_lab, warm_stored_runs
 
 FIXTURE = ROOT / "tests" / "fixtures" / "lab_broken.ipynb"
 CHAPTERS = [p.stem for p in NOTEBOOKS]
@@ -198,9 +198,15 @@ def exercise_in_lab(browser, tmp_path_factory):
         right = _write_and_check(view, starter_cell, check_cell, RIGHT_SOFTMAX)
         right_html = check_cell.locator(".tl-feedback").first.get_attribute("class")
         check_cell.screenshot(path=str(shots / "feedback-right.png"))
+        answer = view.locator(".jp-MarkdownCell details").filter(has_text="参考答案").first
+        folded = answer.evaluate("d => d.open")
+        answer.locator("summary").click()
+        shown = answer.evaluate("d => [d.open, d.querySelector('pre, code') ? d.innerText : '']")
+        answer.screenshot(path=str(shots / "solution-open.png"))
         context.close()
     return {"stored": stored, "expected_stored": str(tl.exercises.check("softmax", starter("softmax"))),
-            "wrong": wrong, "right": right, "classes": (wrong_html, right_html), "log": log, "shots": shots}
+            "wrong": wrong, "right": right, "classes": (wrong_html, right_html), "log": log, "shots": shots,
+            "solution": (folded, *shown)}
 
 
 def test_a_reader_writes_a_wrong_then_a_right_softmax_in_jupyterlab(exercise_in_lab):
@@ -215,3 +221,5 @@ def test_a_reader_writes_a_wrong_then_a_right_softmax_in_jupyterlab(exercise_in_
     assert not r["log"].console_errors(), r["log"].console_errors()[:5]
     assert not r["log"].external, r["log"].external[:5]
     assert (r["shots"] / "feedback-wrong.png").stat().st_size > 0
+    folded, opened, text = r["solution"]  # 参考答案折叠着，点开是渲染好的代码块，没有原样的 MyST 写法
+    assert not folded and opened and "def softmax(z):" in text and not any(m in text for m in RAW_MYST)
