@@ -8,7 +8,6 @@ import pytest
 
 import transformer_lab as tl
 
-from helpers.exercise_sections import chapter_section_problems
 from helpers.exercises import assert_status, shown_solution
 
 # ---------------------------------------------------------------- split_heads：错误写法表
@@ -117,7 +116,3 @@ def test_shown_split_then_merge_is_the_identity():
     x = np.random.default_rng(5).normal(size=(7, 12))
     for num_heads in (1, 2, 3, 4, 6, 12):
         np.testing.assert_array_equal(shown_solution("merge_heads")(shown_solution("split_heads")(x, num_heads)), x)
-
-
-def test_the_chapter_notebook_has_the_exercises():
-    assert chapter_section_problems(5) == []

@@ -10,7 +10,6 @@ import pytest
 
 import transformer_lab as tl
 
-from helpers.exercise_sections import chapter_section_problems
 from helpers.exercises import assert_status
 
 # ---------------------------------------------------------------- positional_encoding：错误写法表
@@ -121,7 +120,3 @@ def test_rope_in_place_is_mutation():
         x[...] = out
         return x
     assert_status("rope", in_place, "failed", "mutates_input")
-
-
-def test_the_chapter_notebook_has_the_exercises():
-    assert chapter_section_problems(6) == []

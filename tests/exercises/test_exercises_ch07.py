@@ -8,7 +8,6 @@ import pytest
 
 import transformer_lab as tl
 
-from helpers.exercise_sections import chapter_section_problems
 from helpers.exercises import assert_status
 
 # ---------------------------------------------------------------- causal_mask：错误写法表
@@ -106,7 +105,3 @@ def test_kv_cache_bytes_hard_coded_float16_is_explained_not_diagnosed():
     fb = tl.exercises.check("kv_cache_bytes", lambda n, d, num_layers, dtype: 2 * n * d * 2 * num_layers)
     assert (fb.status, fb.diagnosis) == ("failed", None) and "768" in fb.message   # 手算：2 × 6 × 8 × 8 字节
     assert tl.exercises.exercise("kv_cache_bytes").solution(8192, 4096, 32, np.dtype("float16")) == 4 * 2**30
-
-
-def test_the_chapter_notebook_has_the_exercises():
-    assert chapter_section_problems(7) == []
