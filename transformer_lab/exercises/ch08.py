@@ -47,14 +47,14 @@ def _layer_norm_cases(rng: np.random.Generator) -> list[Case]:
     return [
         Case("手算的例子：x = [2, 4, 6, 8]，γ = 1，β = 0", (v, np.ones(4), np.zeros(4))),
         Case("手算的例子：x = [2, 4, 6, 8]，γ = [1, 2, 0.5, 1]，β = [0, 0, 1, -1]", (v, gamma, beta)),
-        Case("二维（每个词一行，各自归一化）：T = 3，D = 5", (r(3, 5) * 2 + 1, r(5), r(5))),
-        Case("三维随机：(2, 3, 4)", (r(2, 3, 4) * 3, r(4), r(4))),
+        Case("二维：每个词一行，各自归一化（T = 3，D = 5）", (r(3, 5) * 2 + 1, r(5), r(5))),
+        Case("三维：随机，形状 (2, 3, 4)", (r(2, 3, 4) * 3, r(4), r(4))),
         Case("一行全相同：方差是 0", (np.array([[3.0, 3.0, 3.0, 3.0], [1.0, 2.0, 3.0, 4.0]]), gamma, beta)),
         Case("方差很小：ε 不能忽略", (np.array([[1.0, 1.002, 0.999, 1.001]]), gamma, beta)),
         Case("很大的数：[2, 4, 6, 8] 放大一百万倍", (v * 1e6, gamma, beta)),
         Case("自己给 eps：eps = 0.5", (np.array([[1.0, 2.0, 3.0, 6.0], [0.0, 1.0, 0.0, 1.0]]), gamma, beta),
              {"eps": 0.5}),
-        Case("float32 的输入", (r(4, 8).astype(np.float32), r(8).astype(np.float32), r(8).astype(np.float32)),
+        Case("float32 的输入：T = 4，D = 8", (r(4, 8).astype(np.float32), r(8).astype(np.float32), r(8).astype(np.float32)),
              rtol=2e-5, atol=2e-6),
     ]
 
@@ -135,10 +135,10 @@ def _ffn_cases(rng: np.random.Generator) -> list[Case]:
         Case("手算的例子：D = 2，d_ff = 3，偏置有正有负", (np.array([[1.0, 2.0], [-1.0, 1.0]]), w_1,
                                                      np.array([0.5, -2.0, 1.0]), w_2, np.array([-1.0, 0.0]))),
         Case("随机：T = 5，D = 8，d_ff = 32（第 8 章的尺寸）", (r(5, 8), r(8, 32) / 3, r(32), r(32, 8) / 5, r(8))),
-        Case("只有一个词：T = 1", (r(1, 4), r(4, 16), r(16), r(16, 4), r(4))),
-        Case("隐藏层全被 ReLU 关掉：b_1 很负", (r(3, 4), r(4, 6) * 0.1, np.full(6, -10.0), r(6, 4), r(4))),
-        Case("很大的数", (r(3, 4) * 1e3, r(4, 8), r(8) * 1e3, r(8, 4), r(4) * 1e3)),
-        Case("float32 的输入", tuple(a.astype(np.float32) for a in (r(4, 6), r(6, 12), r(12), r(12, 6), r(6))),
+        Case("只有一个词：T = 1，D = 4，d_ff = 16", (r(1, 4), r(4, 16), r(16), r(16, 4), r(4))),
+        Case("ReLU 全关：b_1 很负，隐藏层全是 0", (r(3, 4), r(4, 6) * 0.1, np.full(6, -10.0), r(6, 4), r(4))),
+        Case("很大的数：x 和偏置约是 1000", (r(3, 4) * 1e3, r(4, 8), r(8) * 1e3, r(8, 4), r(4) * 1e3)),
+        Case("float32 的输入：T = 4，D = 6，d_ff = 12", tuple(a.astype(np.float32) for a in (r(4, 6), r(6, 12), r(12), r(12, 6), r(6))),
              rtol=2e-5, atol=2e-5),
     ]
 

@@ -78,7 +78,7 @@ def _ntp_cases(rng: np.random.Generator) -> list[Case]:
         Case("第 1 名一个就超过 p：top-p = 0.5", (chapter,), {"top_p": 0.5}),
         Case("打分并列：top-k = 2（并列时编号小的排前面）", (np.array([1.0, 3.0, 0.0, 3.0, 3.0]),), {"top_k": 2}),
         Case("很大的打分：[1000, 1001, 999]", (np.array([1000.0, 1001.0, 999.0]),)),
-        Case("float32 的打分，温度 0.8，top-k = 4", (rng.normal(size=8).astype(np.float32),),
+        Case("float32 的打分：温度 0.8，top-k = 4", (rng.normal(size=8).astype(np.float32),),
              {"temperature": 0.8, "top_k": 4}, rtol=2e-6, atol=1e-7),
     ]
 
@@ -162,7 +162,7 @@ def _ce_cases(rng: np.random.Generator) -> list[Case]:
         Case("很大的打分：[1000, 1001, 999]", (np.array([[1000.0, 1001.0, 999.0], [1000.0, 990.0, 1002.0]]),
                                                np.array([1, 0]))),
         Case("很小的打分：[-1000, -1002, -1001]", (np.array([[-1000.0, -1002.0, -1001.0]] * 3), np.array([0, 1, 2]))),
-        Case("float32 的打分", (rng.normal(scale=3.0, size=(5, 7)).astype(np.float32), rng.integers(0, 7, size=5)),
+        Case("float32 的打分：T = 5，V = 7", (rng.normal(scale=3.0, size=(5, 7)).astype(np.float32), rng.integers(0, 7, size=5)),
              rtol=2e-6, atol=1e-6),
     ]
 

@@ -43,9 +43,9 @@ def _mm_cases(rng: np.random.Generator) -> list[Case]:
         Case("手算的例子：第 1 句补了一个 [PAD] [9, 9]", (hand, hand_mask)),
         Case("随机：4 句，真实长度 5、2、7、1，补齐到 T = 7，D = 6", _padded(rng, lengths, 7, 6)),
         Case("没有补齐：mask 全是 True", (rng.normal(size=(2, 4, 3)), np.ones((2, 4), dtype=bool))),
-        Case("只有一句，只有一个真的词元", _padded(rng, [1], 4, 5)),
-        Case("补齐位置上的向量很大", (big_hidden, big_mask)),
-        Case("float32 的输入", (f32_hidden.astype(np.float32), f32_mask), rtol=2e-6, atol=1e-6),
+        Case("只有一个真的词元：一句话，补齐到 T = 4", _padded(rng, [1], 4, 5)),
+        Case("很大的数：[PAD] 上的向量放大一千倍", (big_hidden, big_mask)),
+        Case("float32 的输入：3 句，T = 5，D = 8", (f32_hidden.astype(np.float32), f32_mask), rtol=2e-6, atol=1e-6),
     ]
 
 
@@ -109,9 +109,9 @@ def _ms_cases(rng: np.random.Generator) -> list[Case]:
         Case("随机：8 句，D = 5，长度各不相同", (rng.normal(size=(8, 5)) * lengths,)),
         Case("随机：12 句，D = 16（四个话题，每个话题三句）",
              (np.repeat(rng.normal(size=(4, 16)), 3, axis=0) + 0.8 * rng.normal(size=(12, 16)),)),
-        Case("已经是长度 1 的向量", (unit,)),
-        Case("只有两句", (np.array([[1.0, 2.0, 0.0], [0.0, 1.0, 5.0]]),)),
-        Case("float32 的输入", ((rng.normal(size=(7, 6)) * rng.uniform(0.5, 3.0, size=(7, 1))).astype(np.float32),)),
+        Case("长度 1：已经缩放过的向量", (unit,)),
+        Case("只有两句：N = 2", (np.array([[1.0, 2.0, 0.0], [0.0, 1.0, 5.0]]),)),
+        Case("float32 的输入：7 句，D = 6", ((rng.normal(size=(7, 6)) * rng.uniform(0.5, 3.0, size=(7, 1))).astype(np.float32),)),
     ]
 
 
