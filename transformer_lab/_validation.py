@@ -108,12 +108,16 @@ MAX_ELEMENTS = 100_000_000  # 一个数组最多这么多个元素（float64 约
 MAX_BYTES = 2 * 1024**3  # 一次分配的内存预算：2 GiB。再大多半是参数写错了，而且会耗尽读者电脑的内存
 
 
-def memory_budget(n_elements: int, itemsize: int, what: str) -> None:
-    """分配之前先算要多少内存：超过 ``MAX_BYTES``（2 GiB）就报错，写明会占多少，而不是等 NumPy 抛 MemoryError。"""
+def memory_budget(n_elements: int, itemsize: int, what: str, hint: str = "") -> None:
+    """分配之前先算要多少内存：超过 ``MAX_BYTES``（2 GiB）就报错，写明会占多少，而不是等 NumPy 抛 MemoryError。
+
+    ``hint`` 告诉读者调小哪个参数（默认提 capacity、vocab_size、d_model）。
+    """
     need = int(n_elements) * int(itemsize)
     if need > MAX_BYTES:
         raise ValueError(f"{what} 要占 {need / 1024**3:.3g} GiB 内存（{n_elements} 个数 × {itemsize} 字节），"
-                         f"超过了本书的预算 {MAX_BYTES / 1024**3:.0f} GiB。提示：把尺寸调小一些（例如 capacity、vocab_size、d_model）。")
+                         f"超过了本书的预算 {MAX_BYTES / 1024**3:.0f} GiB。"
+                         + (hint or "提示：把尺寸调小一些（例如 capacity、vocab_size、d_model）。"))
 
 
 def at_most(n: int, name: str, limit: int, why: str) -> int:
