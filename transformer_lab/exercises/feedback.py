@@ -11,7 +11,7 @@ from dataclasses import dataclass
 __all__ = ["Feedback", "STATUSES", "Text"]
 
 STATUSES = ("passed", "failed", "not_attempted", "error")
-_LOOK = {  # 状态 → (标记, 标题里的说法, 边框颜色, 背景颜色)；颜色在亮色和暗色主题下都读得清
+_LOOK = {  # 状态 → (标记, 标题里的说法, 边框颜色, 背景颜色)；颜色只用在边框和淡淡的底色上，文字用正文的颜色
     "passed": ("✓", "通过", "#2e7d32", "rgba(46, 125, 50, 0.10)"),
     "failed": ("✗", "还不对", "#c62828", "rgba(198, 40, 40, 0.08)"),
     "not_attempted": ("…", "还没有写", "#757575", "rgba(117, 117, 117, 0.10)"),
@@ -72,6 +72,6 @@ class Feedback:
         body = html.escape(self.message)
         return (f'<div class="tl-feedback tl-feedback-{self.status}" style="border-left: 4px solid {border}; '
                 f'background: {background}; padding: 0.5em 0.8em; margin: 0.3em 0; line-height: 1.6;">'
-                f'<strong style="color: {border};">{html.escape(self.title)}</strong>'
+                f'<strong>{html.escape(self.title)}</strong>'  # 标题用正文的颜色：亮色、暗色主题下都够对比度
                 f'<pre style="white-space: pre-wrap; margin: 0.3em 0 0 0; background: transparent; '
                 f'font-family: inherit;">{body}</pre></div>')
