@@ -59,6 +59,7 @@ from .lessons import (
     timing,
     tiny_gpt,
     tiny_transformer,
+    tokenization,
     toy_lexicon,
     toy_sentences,
 )
@@ -126,6 +127,7 @@ __all__ = [
     "corpus",
     "tiny_gpt",
     "generation",
+    "tokenization",
     "gpt_myths",
     "ngram",
     "bpe",
