@@ -41,8 +41,9 @@ ALLOWED: dict[str, tuple[set[str], set[str]]] = {
     "widgets": ({"plot", "_validation", "_cache"}, {"numpy", "matplotlib", "PIL", "ipywidgets", "traitlets", "IPython"}),  # traitlets 是 ipywidgets 的
     "quiz": ({"lessons", "core", "_validation", "chapters"}, {"numpy"}),
     "figures": ({"lessons", "core", "plot", "widgets", "_validation", "chapters", "pretrained"}, {"numpy", "matplotlib"}),
-    "pretrained": ({"core", "_validation"}, {"numpy"}),  # 第 10 章的真模型：读 PyPI wheel 里的权重，用 core 算前向
-    TOP: ({"_validation", "_cache", "chapters", "core", "lessons", "plot", "widgets", "figures", "quiz", "pretrained"}, {"numpy"}),
+    "pretrained": ({"core", "_validation"}, {"numpy"}),
+    "exercises": ({"_validation", "chapters"}, {"numpy"}),  # 动手写：每章的练习和检查器，只用 NumPy（参考答案自己写，不借 core）  # 第 10 章的真模型：读 PyPI wheel 里的权重，用 core 算前向
+    TOP: ({"_validation", "_cache", "chapters", "core", "lessons", "plot", "widgets", "figures", "quiz", "pretrained", "exercises"}, {"numpy"}),
 }
 
 
@@ -193,7 +194,10 @@ def test_every_folder_is_a_declared_layer():
 
 
 # 按名字导入的模块（importlib，源码里看不到）：quiz.questions 导入章节表里每一章的题库 quiz/bank_chNN.py
-BY_NAME = {"transformer_lab.quiz.__init__": {f"transformer_lab.quiz.{c.bank_module}" for c in CHAPTERS}}
+BY_NAME = {"transformer_lab.quiz.__init__": {f"transformer_lab.quiz.{c.bank_module}" for c in CHAPTERS},
+           # exercises 导入章节表里每一章的练习 exercises/chNN.py（还没有练习的章跳过）
+           "transformer_lab.exercises.__init__": {f"transformer_lab.exercises.ch{c.number:02d}" for c in CHAPTERS
+                                                  if (PKG / "exercises" / f"ch{c.number:02d}.py").is_file()}}
 
 
 def with_imports_by_name(graph: dict[str, set[str]], by_name: dict[str, set[str]]) -> dict[str, set[str]]:

@@ -8,6 +8,8 @@
     widgets/   可交互图的引擎（活滑块 / 静态帧）        → plot
     plot/      matplotlib 画图小函数                    （不导入任何数学模块）
 
+另有 ``exercises/``（动手写：每章的练习和检查器，只依赖 NumPy，``tl.exercises``）。
+
 顶层直接导出 ``core`` 里常用的函数，以及 ``lessons`` 各模块的短名字（``tl.toy_sentences``……），
 让 notebook 里的代码保持简短。画图 ``tl.plotting`` 与交互图 ``tl.explore`` 按需加载
 （第一次访问时才导入 matplotlib / ipywidgets）；第 10 章的真模型 ``tl.pretrained``（``pretrained/``，
@@ -18,6 +20,7 @@ from __future__ import annotations
 
 import importlib
 
+from . import exercises
 from .core import similarity
 from .core.attention import causal_mask, scaled_dot_product_attention, scaled_dot_product_attention_backward
 from .core.decoding import next_token_probs
@@ -133,6 +136,8 @@ __all__ = [
     "bpe",
     # 全书自测（和网站上的自测页同一份题库）
     "self_test",
+    # 动手写：每章的练习，自己检查并认出常见错误
+    "exercises",
     # 按需加载
     "plotting",
     "explore",
