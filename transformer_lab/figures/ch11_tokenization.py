@@ -18,7 +18,7 @@ from ..lessons import bpe, tokenization
 from ..lessons.corpus import held_out_split, load_corpus
 from ..lessons.gpt_model import GPTConfig
 from ..lessons.runs import BPE_GPT_VOCAB, GPT
-from ..pretrained import load
+from ..pretrained import gpt_tokenizer, load
 from ..pretrained.unigram import display_token
 from ..widgets.explorable import FRAME_CAP, Explorable, Slider
 
@@ -243,9 +243,10 @@ def vocab_costs() -> Explorable:
 
 
 def _default_tokenizers() -> dict[str, Callable[[str], list[str]]]:
-    """本章比较的分词器：名字 → 把一句话切成词元（字符串列表，不含 [CLS]、<s> 这样的特殊词元）的函数。"""
+    """本章比较的分词器：名字 → 把一句话切成词元（字符串列表，不含 [CLS]、<s> 这样的特殊词元）的函数。
+    后三个来自真模型的词表：MiniLM 的 WordPiece、e5 的 Unigram（第 10 章），SmolLM2 的字节级 BPE（主要读英文）。"""
     merges = tokenization.book_bpe()
-    minilm, e5 = load("all-MiniLM-L6-v2"), load("multilingual-e5-small")
+    minilm, e5, smol = load("all-MiniLM-L6-v2"), load("multilingual-e5-small"), gpt_tokenizer.load()
     return {
         "字（第 9 章）": list,
         "UTF-8 字节": lambda s: bpe.token_strings(s, []),
@@ -253,6 +254,7 @@ def _default_tokenizers() -> dict[str, Callable[[str], list[str]]]:
         f"本书 BPE {tokenization.SIZES[-1]}": lambda s: bpe.token_strings(s, merges),
         "WordPiece（第 10 章）": lambda s: minilm.tokenize(s)[1:-1],
         "Unigram（第 10 章）": lambda s: [display_token(t) for t in e5.tokenize(s)[1:-1]],
+        "SmolLM2 的 BPE": smol.tokens,
     }
 
 
@@ -267,7 +269,8 @@ class _CompareView:
         bar_ax.set_yticks(y, self.names, fontsize=9)
         bar_ax.invert_yaxis()
         bar_ax.set_xlabel("这句话切成几个词元")
-        bar_ax.legend(loc="lower right", fontsize=9, frameon=False)
+        bar_ax.legend(loc="lower center", bbox_to_anchor=(0.5, 1.0), ncols=1 if layout.narrow else 2, fontsize=9,
+                      frameon=False)
         bar_ax.grid(axis="x", alpha=0.3)
         self.marker = bar_ax.axhspan(-0.5, 0.5, color="0.85", zorder=0)
         self.sentence = sentence
