@@ -173,8 +173,7 @@ class _VocabView:
         self.sizes, self.per_char, self.params, self.other = sizes, per_char, params, other
         for (name, rates), color in zip(per_char.items(), (_ZH, _EN)):
             rate_ax.plot(sizes, rates, "o-", color=color, lw=1.6, ms=3.5, label=name)
-        rate_ax.axhline(1.0, color="0.4", ls="--", lw=1)
-        rate_ax.text(sizes[-1], 0.97, "每个字一个词元（第 9 章）", ha="right", va="top", fontsize=9, color="0.3")
+        rate_ax.axhline(1.0, color="0.4", ls="--", lw=1, label="一字一词元（第 9 章）")
         rate_ax.set_xscale("log", base=2)
         ticks = [s for s in sizes if s & (s - 1) == 0]  # 2 的整数次幂：对数轴上等距
         rate_ax.set_xticks(ticks, [str(s) for s in ticks])
