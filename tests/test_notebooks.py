@@ -20,7 +20,7 @@ import pytest
 NOTEBOOKS = sorted((Path(__file__).resolve().parents[1] / "notebooks").glob("*.ipynb"))
 IDS = [p.stem for p in NOTEBOOKS]
 NUMBER = re.compile(r"(?<![\w.])\d+(?:\.\d+)?(?:e[-+]?\d+)?(?![\w.])")
-DECIMAL = re.compile(r"(?<![\w.])\d+\.\d+(?:e[-+]?\d+)?(?![\w.])")
+DECIMAL = re.compile(r"(?<![\w.])\d+(?:\.\d+(?:e[-+]?\d+)?|e[-+]?\d+)(?![\w.])")  # 小数，或 1e-5 这样的写法
 NOT_COMPUTED = re.compile(r"(?<![\w.])(?:\d+\s*%|(?:19|20)\d\d\s*年|(?:19|20)\d\d\s*[)）])")  # 百分数、年份
 SMALLEST_CHECKED_INTEGER = 100
 
@@ -67,12 +67,13 @@ def test_every_quoted_number_is_printed_by_the_chapter(path):
 
 def test_the_number_check_can_fail():
     nb = nbformat.v4.new_notebook(cells=[
-        nbformat.v4.new_markdown_cell("权重是 0.649，梯度 1.2e-08；影响力涨到 223，共 2230 次；2017 年；占 100%；第 6 步。"),
-        nbformat.v4.new_code_cell("print(0.649, 2230)",
+        nbformat.v4.new_markdown_cell("权重是 0.649，梯度 1.2e-08；影响力涨到 223，共 2230 次；2017 年；占 100%；第 6 步。"
+                                      "ε = 1e-5，学习率 3e-4。"),
+        nbformat.v4.new_code_cell("print(0.649, 2230)\neps = 1e-5",
                                   outputs=[nbformat.v4.new_output("stream", text="0.649 2230 223.5\n")]),
     ])
-    assert quoted_numbers(nb) == {"0.649", "1.2e-08", "223", "2230"}
-    assert unprinted(nb) == ["1.2e-08", "223"]  # "223.5" 里的 223 不算打印过 223
+    assert quoted_numbers(nb) == {"0.649", "1.2e-08", "223", "2230", "1e-5", "3e-4"}
+    assert unprinted(nb) == ["1.2e-08", "223", "3e-4"]  # "223.5" 里的 223 不算打印过 223
 
 
 # ---------------------------------------------------------------- 代码的约定

@@ -258,10 +258,10 @@ def open_page(context, base: str) -> tuple[object, LabPage]:
     return page, log
 
 
-def open_notebook(page, base: str, path: Path, workspace: str = "tests") -> tuple[Opened, float]:
-    """在标签页 ``page`` 里打开 notebook，等内核就绪，点 Run All。页面还是空的就先载入 JupyterLab（工作区
-    ``workspace``），已经载入了就像读者在文件浏览器里双击那样再打开一个（docmanager:open）：一页里开几个
-    notebook 只启动一次 JupyterLab 的前端。
+def open_notebook(page, base: str, path: Path, workspace: str = "tests", run_all: bool = True) -> tuple[Opened, float]:
+    """在标签页 ``page`` 里打开 notebook，等内核就绪，点 Run All（``run_all=False`` 时不点：测试自己挑单元格运行）。
+    页面还是空的就先载入 JupyterLab（工作区 ``workspace``），已经载入了就像读者在文件浏览器里双击那样再打开一个
+    （docmanager:open）：一页里开几个 notebook 只启动一次 JupyterLab 的前端。
 
     返回 ``(Opened, 点击的时刻)``（``time.monotonic()``）。"""
     rel = path.relative_to(ROOT).as_posix()
@@ -277,7 +277,8 @@ def open_notebook(page, base: str, path: Path, workspace: str = "tests") -> tupl
     _wait_connected(page, base, path.stem)
     clicked = time.monotonic()
     view.activate()
-    _run_all(page)
+    if run_all:
+        _run_all(page)
     return view, clicked
 
 

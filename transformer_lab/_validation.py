@@ -108,12 +108,13 @@ MAX_ELEMENTS = 100_000_000  # 一个数组最多这么多个元素（float64 约
 MAX_BYTES = 2 * 1024**3  # 一次分配的内存预算：2 GiB。再大多半是参数写错了，而且会耗尽读者电脑的内存
 
 
-def memory_budget(n_elements: int, itemsize: int, what: str) -> None:
-    """分配之前先算要多少内存：超过 ``MAX_BYTES``（2 GiB）就报错，写明会占多少，而不是等 NumPy 抛 MemoryError。"""
+def memory_budget(n_elements: int, itemsize: int, what: str, hint: str = "") -> None:
+    """分配之前先算要多少内存：超过 ``MAX_BYTES``（2 GiB）就报错，写明会占多少和 ``hint``（该调小哪个参数）。"""
     need = int(n_elements) * int(itemsize)
     if need > MAX_BYTES:
         raise ValueError(f"{what} 要占 {need / 1024**3:.3g} GiB 内存（{n_elements} 个数 × {itemsize} 字节），"
-                         f"超过了本书的预算 {MAX_BYTES / 1024**3:.0f} GiB。提示：把尺寸调小一些（例如 capacity、vocab_size、d_model）。")
+                         f"超过了本书的预算 {MAX_BYTES / 1024**3:.0f} GiB。"
+                         + (hint or "提示：把尺寸调小一些（例如 capacity、vocab_size、d_model）。"))
 
 
 def at_most(n: int, name: str, limit: int, why: str) -> int:
@@ -175,6 +176,21 @@ def positive_real(x: object, name: str) -> float:
     x = _real_number(x, name, "正实数")
     if not np.isfinite(x) or x <= 0:
         raise ValueError(f"{name} 必须是有限的正实数 (> 0)，收到的是 {x}。")
+    return x
+
+
+def fraction(x: object, name: str, what: str = "一个比例") -> float:
+    """[0, 1] 里的有限实数（份量、比例、阈值），不收 bool、字符串、NaN；``what`` 说明它是什么（写进报错）。
+
+    >>> fraction(0.25, "threshold"), fraction(1, "min_mass", "注意力的份量")
+    (0.25, 1.0)
+    >>> fraction(1.5, "threshold", "注意力的份量")
+    Traceback (most recent call last):
+    ValueError: threshold 是注意力的份量，必须在 0 到 1 之间，收到的是 1.5。
+    """
+    x = finite_real(x, name)
+    if not 0.0 <= x <= 1.0:
+        raise ValueError(f"{name} 是{what}，必须在 0 到 1 之间，收到的是 {x}。")
     return x
 
 

@@ -8,6 +8,9 @@
 题目在 Python 包里，Sphinx 自己看不到它们的改动：指令用 ``env.note_dependency`` 把整个工具包的源文件
 （题目、答案要用的 core/lessons、小部件的脚本和样式）和各章的 notebook（小节标题）都登记为这一页的依赖，
 其中任何一个比上次读这一页时新，Sphinx 就重读这一页、重新生成自测。
+
+另一行 ```{exercise-links}``` 换成一张清单：每一章有练习的（``tl.exercises.for_chapter``），一条链接指向那一章的
+“动手写”一节（锚点同样按标题在 doctree 里找，找不到就警告），后面写着这一章的练习名。
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ from docutils import nodes
 from sphinx.util import logging
 from sphinx.util.docutils import SphinxDirective
 
-from transformer_lab import chapters, quiz
+from transformer_lab import chapters, exercises, quiz
 
 logger = logging.getLogger(__name__)
 PACKAGE = Path(quiz.__file__).resolve().parents[1]  # transformer_lab/
@@ -26,6 +29,13 @@ PACKAGE = Path(quiz.__file__).resolve().parents[1]  # transformer_lab/
 
 class self_test_placeholder(nodes.General, nodes.Element):
     """占位：等所有页面都读完（小节的锚点都有了）再换成 HTML。"""
+
+
+class exercise_links_placeholder(nodes.General, nodes.Element):
+    """占位：等所有页面都读完，再换成各章“动手写”的链接清单。"""
+
+
+EXERCISE_SECTION = "动手写"
 
 
 def dependencies(srcdir: str | Path) -> list[Path]:
@@ -38,13 +48,18 @@ def dependencies(srcdir: str | Path) -> list[Path]:
 
 class SelfTestDirective(SphinxDirective):
     has_content = False
+    placeholder = self_test_placeholder
 
     def run(self):
         for path in dependencies(self.env.srcdir):
             self.env.note_dependency(str(path))
-        node = self_test_placeholder()
+        node = self.placeholder()
         node.source, node.line = self.get_source_info()
         return [node]
+
+
+class ExerciseLinksDirective(SelfTestDirective):
+    placeholder = exercise_links_placeholder
 
 
 def _section_anchor(env, docname: str, title: str, where) -> str:
@@ -68,10 +83,36 @@ def _replace(app, doctree, docname) -> None:
 
         html = quiz.render_html(quiz.as_dicts(quiz.questions(), link), prefix="tlq")
         node.replace_self(nodes.raw("", html, format="html"))
+    for node in list(doctree.findall(exercise_links_placeholder)):
+        node.replace_self(_exercise_list(app, docname, node))
+
+
+def _exercise_list(app, docname: str, where) -> nodes.bullet_list:
+    """每一章有练习的，一条：“第 N 章 短章名”链接到那一章的“动手写”一节，后面是练习名。"""
+    items = nodes.bullet_list()
+    for chapter in chapters.CHAPTERS:
+        names = exercises.for_chapter(chapter.number)
+        if not names:
+            continue
+        if chapter.docname not in app.env.all_docs:
+            logger.warning(f"动手写的链接：章节 {chapter.docname} 不在书里", location=where)
+            continue
+        anchor = _section_anchor(app.env, chapter.docname, EXERCISE_SECTION, where)
+        uri = app.builder.get_relative_uri(docname, chapter.docname) + (f"#{anchor}" if anchor else "")
+        para = nodes.paragraph()
+        para += nodes.reference("", f"第 {chapter.number} 章 {chapter.short}", internal=True, refuri=uri)
+        para += nodes.Text("：")
+        for i, name in enumerate(names):
+            para += nodes.Text("、" if i else "")
+            para += nodes.literal(text=name)
+        items += nodes.list_item("", para)
+    return items
 
 
 def setup(app):
     app.add_node(self_test_placeholder)
+    app.add_node(exercise_links_placeholder)
     app.add_directive("self-test", SelfTestDirective)
+    app.add_directive("exercise-links", ExerciseLinksDirective)
     app.connect("doctree-resolved", _replace)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -7,6 +7,8 @@
 
 import numpy as np
 import pytest
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
 
 from transformer_lab.figures import ch10_real_model
 from transformer_lab.figures.ch10_real_model import (
@@ -255,6 +257,38 @@ def test_fake_runs_pass_the_checks(no_model):
     assert pronoun_heads(fake_table()).frame_count == 1
     unit = np.eye(12, 16)
     assert real_similarity(vectors=unit).update(pick=1)["best"].shape == (1,)
+
+
+HOSTILE_SENTENCES = ["It costs $5 and $6 today.", r"A broken formula $\frac$ here.", r"Paths like C:\new_dir^2 and $x^2$."]
+
+
+def _literal_width(text: str, size_pt: float) -> float:
+    """这段字不当公式、原样排出来有多宽（像素，72 dpi）：和图里那段字的宽度比，就知道图里是不是原样画的。"""
+    fig = Figure(dpi=72)
+    renderer = FigureCanvasAgg(fig).get_renderer()
+    return fig.text(0, 0, text, fontsize=size_pt, parse_math=False).get_window_extent(renderer).width
+
+
+def test_similarity_draws_the_readers_sentences_literally(no_model):
+    """读者自己的句子里有 $、\\、_、^：照原样画出来，不当 mathtext 解析（修复前 "$\\frac$" 让整张图抛 matplotlib 的
+    ParseException，"$5 and $6" 被画成斜体的公式 "5and"）。每段字的宽度等于原样排版的宽度。"""
+    ex = real_similarity(HOSTILE_SENTENCES, vectors=np.eye(3, 4))
+    for layout in ("wide", "narrow"):
+        ex.png({"pick": 1}, layout=layout, dpi=72)  # 画得出来，不抛 ParseException
+        drawn = {t.text: t for t in ex.texts(layout, dpi=72)}
+        for i, sentence in enumerate(HOSTILE_SENTENCES):
+            item = drawn[f"{i + 1}. {sentence}"]
+            width = item.box[2] - item.box[0]
+            assert width == pytest.approx(_literal_width(item.text, item.size_pt), abs=1.0), (layout, sentence)
+
+
+def test_the_literal_check_can_fail():
+    """反证：同一句话当公式排（matplotlib 的默认），宽度和原样排不一样，上面的比较分得出来。"""
+    fig = Figure(dpi=72)
+    renderer = FigureCanvasAgg(fig).get_renderer()
+    text = "1. It costs $5 and $6 today."
+    as_math = fig.text(0, 0, text, fontsize=9).get_window_extent(renderer).width
+    assert abs(as_math - _literal_width(text, 9)) > 5
 
 
 VE, TE = ValueError, TypeError

@@ -3,8 +3,10 @@
 
 import json
 import re
+import tempfile
 from collections import Counter
 from importlib.resources import files
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -13,7 +15,7 @@ from hypothesis import strategies as st
 
 from transformer_lab.lessons import corpus
 
-from helpers.errors import check_error
+from helpers.errors import CHINESE, check_error
 
 TEXT = corpus.load_corpus()
 
@@ -187,3 +189,99 @@ def test_unreadable_notebook_is_a_chinese_error(tmp_path):
     bad = tmp_path / "01_bad.ipynb"
     bad.write_text("这不是 JSON", encoding="utf-8")
     check_error(lambda: corpus.gather_prose([bad]), ValueError, "读不出 notebook")
+
+
+# ---------------------------------------------------------------- notebook 文件不对：中文报错写明文件和单元格，从不抛原始异常
+
+BAD_NOTEBOOKS = [  # (id, 文件内容, 报错必须匹配的正则，前面自动加上 "notebook <文件路径>")
+    ("not-json", "这不是 JSON", r"：.*提示：paths 里应是 \.ipynb 文件"),
+    ("not-utf8", b"\xff\xfe{}", r"：'utf-8' codec"),
+    ("too-deep", "[" * 100_000 + "]" * 100_000, r"：maximum recursion depth"),
+    ("top-list", "[1, 2]", r" 的格式不对：应是有 cells 列表的 JSON 对象（nbformat 4），顶层是 list"),
+    ("top-null", "null", r" 的格式不对.*顶层是 NoneType"),
+    ("no-cells", '{"metadata": {}}', r" 的格式不对.*没有 cells"),
+    ("cells-dict", '{"cells": {}}', r" 的格式不对.*cells 是 dict"),
+    ("cell-int", '{"cells": [{"cell_type": "markdown", "source": "好"}, 3]}', r" 的 cells\[1\] 应是有 cell_type.*是 int"),
+    ("no-cell-type", '{"cells": [{"source": "好"}]}', r" 的 cells\[0\] 应是有 cell_type（字符串）的 JSON 对象，没有 cell_type"),
+    ("cell-type-int", '{"cells": [{"cell_type": 1}]}', r" 的 cells\[0\] 应是有 cell_type.*cell_type 是 int 1"),
+    ("no-source", '{"cells": [{"cell_type": "markdown"}]}', r" 的 cells\[0\]（Markdown）的 source.*没有 source"),
+    ("source-int", '{"cells": [{"cell_type": "markdown", "source": 5}]}',
+     r" 的 cells\[0\]（Markdown）的 source 应是字符串或字符串的列表，source 是 int 5"),
+    ("source-list-of-int", '{"cells": [{"cell_type": "code", "source": 5}, {"cell_type": "markdown", "source": ["好", null]}]}',
+     r" 的 cells\[1\]（Markdown）的 source.*source\[1\] 是 NoneType"),
+]
+
+
+@pytest.mark.parametrize("content, pattern", [pytest.param(c, p, id=i) for i, c, p in BAD_NOTEBOOKS])
+def test_a_broken_notebook_is_a_chinese_error_naming_the_file_and_cell(tmp_path, content, pattern):
+    """修复前：顶层是列表 → AttributeError，缺 source → KeyError，source 是数 → TypeError，不是 UTF-8 →
+    UnicodeDecodeError，套得太深 → RecursionError，没有 cells → 悄悄当成空的 notebook。"""
+    path = tmp_path / "01_bad.ipynb"
+    path.write_bytes(content if isinstance(content, bytes) else content.encode("utf-8"))
+    check_error(lambda: corpus.gather_prose([path]), ValueError, rf"notebook {re.escape(str(path))}" + pattern)
+
+
+def test_cells_that_are_not_markdown_are_skipped_whatever_their_source():
+    """跳过是文档写明的规则：代码、raw 和不认识的 cell_type 整个跳过，它们的 source 不看（坏了也不报错）。"""
+    cells = [{"cell_type": "code", "source": 5}, {"cell_type": "raw"}, {"cell_type": "未来的类型", "source": None},
+             {"cell_type": "markdown", "source": ["注意力", "就是加权平均"]}]
+    assert _gather({"cells": cells}) == "注意力就是加权平均\n"
+
+
+def _gather(notebook) -> str:
+    """把 ``notebook``（任意 JSON 值）写进一个临时文件，交给 gather_prose。"""
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "01_x.ipynb"
+        path.write_text(json.dumps(notebook), encoding="utf-8")
+        return corpus.gather_prose([path])
+
+
+JSON = st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8),
+                    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=3),
+                    max_leaves=8)
+CELL = st.one_of(
+    JSON,
+    st.fixed_dictionaries({}, optional={"cell_type": st.sampled_from(["markdown", "code", "raw"]) | JSON,
+                                        "source": st.text(max_size=20) | st.lists(st.text(max_size=8), max_size=3) | JSON}),
+)
+NOTEBOOK = st.one_of(JSON, st.fixed_dictionaries({}, optional={"cells": st.lists(CELL, max_size=5) | JSON,
+                                                               "metadata": JSON}))
+
+
+def first_bad_cell(cells: list):
+    """独立写一遍规则：第一个格式不对的单元格的下标（None：都对）。"""
+    for i, cell in enumerate(cells):
+        if not (isinstance(cell, dict) and isinstance(cell.get("cell_type"), str)):
+            return i
+        source = cell.get("source")
+        ok = isinstance(source, str) or isinstance(source, list) and all(isinstance(x, str) for x in source)
+        if cell["cell_type"] == "markdown" and not ok:
+            return i
+    return None
+
+
+@given(NOTEBOOK)
+def test_any_json_is_read_or_refused_in_chinese(notebook):
+    """任意的 JSON：要么读出正文（和只留下 Markdown 单元格、source 连成字符串的整齐 notebook 读出的一样），要么是
+    中文的 ValueError，写明文件，是单元格的问题时写明第一个坏单元格的 cells[i]。从不抛别的异常。"""
+    cells = notebook.get("cells") if isinstance(notebook, dict) else None
+    bad = first_bad_cell(cells) if isinstance(cells, list) else "file"
+    if bad is None:
+        tidy = [{"cell_type": "markdown", "source": "".join(c["source"]) if isinstance(c["source"], list) else c["source"]}
+                for c in cells if c["cell_type"] == "markdown"]
+        assert _gather(notebook) == _gather({"cells": tidy})
+        return
+    error = check_error(lambda: _gather(notebook), ValueError, r"notebook .*01_x\.ipynb")
+    if bad != "file":
+        assert re.search(rf"的 cells\[{bad}\]", str(error)), (bad, str(error))
+
+
+@given(st.binary(max_size=40))
+def test_any_bytes_are_read_or_refused_in_chinese(content):
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "01_x.ipynb"
+        path.write_bytes(content)
+        try:
+            corpus.gather_prose([path])
+        except ValueError as error:
+            assert type(error) is ValueError and str(path) in str(error) and CHINESE.search(str(error))

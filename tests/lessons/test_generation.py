@@ -176,6 +176,13 @@ ERROR_CASES = [
      r"model 必须是能逐词生成的模型"),
     ("logits-empty", lambda: gen.next_token_logits(P, "甲乙丙丁戊己庚辛壬癸子丑", ""), ValueError, r"prompt 不能是空字符串"),
     ("check-model-none", lambda: gen.check_generator_model(None), TypeError, r"model 必须是能逐词生成的模型.*NoneType"),
+    # 报错写调用者传的东西：run["checkpoints"][j]，不是内部参数名 model（修复前写的是 "model 必须是……"）
+    ("samples-checkpoint-not-a-model", lambda: gen.checkpoint_samples({"checkpoints": [P, {}], "chars": CHARS}, ["甲"], 2, 0.5, 0),
+     TypeError, r'^run\["checkpoints"\]\[1\] 必须是能逐词生成的模型.*收到的是 dict。提示：用 tl\.tiny_gpt\.init_gpt'),
+    ("samples-checkpoints-empty", lambda: gen.checkpoint_samples({"checkpoints": [], "chars": CHARS}, ["甲"], 2, 0.5, 0),
+     ValueError, r'run\["checkpoints"\] 不能是空的'),
+    ("samples-checkpoints-int", lambda: gen.checkpoint_samples({"checkpoints": 3, "chars": CHARS}, ["甲"], 2, 0.5, 0),
+     TypeError, r'run\["checkpoints"\] 必须是模型的列表或元组.*int 3'),
     ("samples-seed-huge", lambda: gen.checkpoint_samples({}, ["甲"], 2, 0.5, 2**70), ValueError,
      r"seed 必须是非负整数且不超过 2³² − 1"),
 ]

@@ -1,6 +1,8 @@
 """lessons/gpt_myths.py：第 9 章四个常见误区的计算——贪心打转（find_loop）、温度不改打分（temperature_effect）、
 改后面的字前面不变（future_influence）、与原文的重合（ngram_overlap、longest_copy）。"""
 
+import re
+
 import numpy as np
 import pytest
 from hypothesis import given
@@ -35,7 +37,24 @@ ERROR_CASES = [
      r"replacement=12 越界"),
     ("ngram-short", lambda: myths.ngram_overlap("注意", "注意力", 3), ValueError, "比 n=3 短"),
     ("ngram-type", lambda: myths.ngram_overlap("注意", None, 1), TypeError, "reference 必须是非空字符串"),
-    ("copy-empty", lambda: myths.longest_copy("", "注意力"), TypeError, "text 必须是非空字符串"),
+    ("copy-empty", lambda: myths.longest_copy("", "注意力"), ValueError, "text 必须是非空字符串，收到的是空字符串"),
+    # 随长度的平方增长的查找：动手之前先查长度（修复前：找圈算上几秒到几小时，n-gram 存上 GB 的切片，或 MemoryError）
+    ("loop-too-long", lambda: myths.find_loop("的" * (myths.MAX_LOOP_LENGTH + 1)), ValueError,
+     rf"seq 太长：收到 {myths.MAX_LOOP_LENGTH + 1} 个字，上限是 MAX_LOOP_LENGTH = {myths.MAX_LOOP_LENGTH}.*平方"),
+    ("loop-too-long-ids", lambda: myths.find_loop(np.zeros(myths.MAX_LOOP_LENGTH + 1, dtype=int)), ValueError,
+     r"seq 太长.*提示：只看结尾的一段"),
+    ("loop-repeats-float", lambda: myths.find_loop("aaa", min_repeats=2.0), TypeError, r"min_repeats 必须是.*float 2\.0"),
+    ("loop-repeats-bool", lambda: myths.find_loop("aaa", min_repeats=True), TypeError, r"min_repeats 必须是.*bool True"),
+    ("loop-repeats-huge", lambda: myths.find_loop("aaa", min_repeats=10**30), ValueError, r"min_repeats 必须在 \[2, 1000000\] 之内"),
+    ("ngram-n-zero", lambda: myths.ngram_overlap("注意", "注意力", 0), ValueError, r"n 必须是正整数（>= 1），收到的是 0"),
+    ("ngram-n-float", lambda: myths.ngram_overlap("注意", "注意力", 2.0), TypeError, r"n 必须是正整数，收到的是 float 2\.0"),
+    ("ngram-n-bool", lambda: myths.ngram_overlap("注意", "注意力", True), TypeError, r"n 必须是正整数，收到的是 bool True"),
+    ("ngram-memory", lambda: myths.ngram_overlap("甲" * 1000, "乙" * 60_000, 1000), ValueError,
+     r"reference 的全部 1000-gram 一共 59001 × 1000 = 59,001,000 个字（要放进内存），超过上限 50,000,000.*n 取小一些"),
+    ("copy-pairs", lambda: myths.longest_copy("甲" * 40_000, "乙" * 30_000), ValueError,
+     r"text 有 40000 个字、reference 有 30000 个字.*= 1,200,000,000 次比较，超过上限 1,000,000,000"),
+    ("temperatures-memory", lambda: myths.temperature_effect(np.zeros(100_000), [1.0] * 3000), ValueError,
+     r"probs（3000 个温度 × logits 的 100000 个数） 要占 2\.24 GiB 内存.*超过了本书的预算 2 GiB。提示：少换几个温度"),
 ]
 
 
@@ -108,6 +127,27 @@ def test_ngram_overlap_and_longest_copy_by_hand():
     assert myths.ngram_overlap("加权平均", ref, 4) == 1.0 and myths.ngram_overlap("猫猫", ref, 1) == 0.0
     assert myths.longest_copy("他说注意力就是", ref) == "注意力就是"
     assert myths.longest_copy("猫", ref) == ""
+
+
+def test_sizes_at_the_limits_are_accepted():
+    """上限本身可以：一万个字编号找圈（不转圈的很快）、正好到上限的 n-gram 和比较次数。"""
+    assert myths.find_loop(np.arange(myths.MAX_LOOP_LENGTH)) is None
+    assert myths.find_loop("甲乙" * (myths.MAX_LOOP_LENGTH // 4) + "丙" * 3) == {"period": 1, "start": myths.MAX_LOOP_LENGTH // 2}
+    n = 1000
+    reference = "乙" * (myths.MAX_GRAM_CHARS // n + n - 1)  # 正好 MAX_GRAM_CHARS // n 个 n-gram
+    assert myths.ngram_overlap("乙" * n, reference, n) == 1.0
+    assert myths.longest_copy("甲" * 1000, "甲" * (myths.MAX_COPY_PAIRS // 1000)) == "甲" * 1000
+
+
+@given(st.one_of(st.integers(max_value=0), st.floats(allow_nan=True), st.booleans(), st.just(None), st.text(max_size=2),
+                 st.integers(min_value=2**63)))
+def test_any_bad_size_gets_a_chinese_error_before_any_work(n):
+    """n 是负数、0、浮点数、bool、None、字符串或大得离谱：都是中文的 TypeError/ValueError，写明 n 和收到的值。"""
+    for fn in (lambda: myths.ngram_overlap("注意力", "注意力", n), lambda: myths.find_loop("注意力", min_repeats=n)):
+        with pytest.raises((TypeError, ValueError)) as info:
+            fn()
+        assert type(info.value) in (TypeError, ValueError) and re.search(r"[\u4e00-\u9fff]", str(info.value))
+        assert re.search(r"\b(n|min_repeats)\b|比 n=", str(info.value)), str(info.value)
 
 
 def ngram_reference(text, reference, n):

@@ -94,7 +94,8 @@ def test_models_dir_default_and_override(monkeypatch, tmp_path):
 
 
 def test_models_folder_is_git_ignored():
-    assert ".models/" in (ROOT / ".gitignore").read_text().splitlines()
+    """下载的 wheel 不进仓库。写成 ``.models``（不带斜杠）：git worktree 里指向它的符号链接也被忽略。"""
+    assert ".models" in (ROOT / ".gitignore").read_text().splitlines()
 
 
 def test_pretrained_is_loaded_only_when_used():

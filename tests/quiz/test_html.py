@@ -64,6 +64,11 @@ def test_assets_are_package_data():
         assert any(fnmatch.fnmatch(asset, pattern) for pattern in patterns), asset
 
 
+def test_fields_are_what_as_dicts_gives():
+    """render_html 检查的字段表就是 as_dicts 给出的字段，一个不多、一个不少。"""
+    assert set(quiz_html.FIELDS) == set(DATA[0]) and len(quiz_html.FIELDS) == len(DATA[0])
+
+
 def test_widget_escapes_nasty_text():
     """题面里即使有 "</script>" 或 "<!--"，也关不掉脚本、插不进标签。"""
     nasty = dict(DATA[0], prompt='</script><!--<script>"x"&', href='a"b')
@@ -133,6 +138,15 @@ ERROR_CASES = [
     ("not-dicts", lambda: render_html(["q"]), TE, r"questions 必须是非空的 dict 列表"),
     ("prefix-space", lambda: render_html([{}], prefix="a b"), VE, r"prefix 只能含.*'a b'"),
     ("prefix-chinese", lambda: render_html([{}], prefix="自测"), VE, r"prefix 只能含.*'自测'"),
+    # 手写的题目数据缺字段、kind 写错、列表写成字符串：中文报错写明第几道题、哪个字段（修复前是 KeyError 'qid'、
+    # KeyError 'essay'、TypeError: 'NoneType' object is not iterable，或者把字符串拆成一个个字显示出来）
+    ("missing-field", lambda: render_html([{k: v for k, v in DATA[0].items() if k != "qid"}]), VE,
+     r"questions\[0\] 缺少字段 \['qid'\]"),
+    ("kind", lambda: render_html([DATA[0], dict(DATA[1], kind="essay")]), VE, r"questions\[1\]\['kind'\]='essay' 不存在"),
+    ("choices-none", lambda: render_html([dict(DATA[0], choices=None)]), TE,
+     r"questions\[0\]\['choices'\] 必须是字符串的列表.*NoneType"),
+    ("reveal-str", lambda: render_html([dict(DATA[0], reveal="1 + 1")]), TE,
+     r"questions\[0\]\['reveal'\] 必须是字符串的列表.*'1 \+ 1'"),
 ]
 test_documented_errors = error_table_test(ERROR_CASES)
 

@@ -23,8 +23,11 @@ import re
 
 import pytest
 
+import transformer_lab as tl
+
+from helpers.exercises import starter
 from helpers.slow import slow_fixture
-from tools.lab import NOTEBOOKS, ROOT, jupyterlab, run_in_lab, warm_stored_runs
+from tools.lab import NOTEBOOKS, RAW_MYST, ROOT, jupyterlab, open_notebook, open_page, run_in_lab, warm_stored_runs
 
 FIXTURE = ROOT / "tests" / "fixtures" / "lab_broken.ipynb"
 CHAPTERS = [p.stem for p in NOTEBOOKS]
@@ -146,3 +149,77 @@ def test_a_run_that_stopped_early_counts_as_finished_and_one_that_never_started_
     assert not _finished({**base, "numbered": 4, "queued": 1})
     assert not _finished({**base, "status": "busy", "kernel": "busy"})
     assert not _finished({**base, "cells": 0, "numbered": 0})  # 页面还没渲染出单元格
+
+
+# ---------------------------------------------------------------- 动手写：在 JupyterLab 里写练习、检查
+
+WRONG_SOFTMAX = "def softmax(z):\n    return np.exp(z) / np.exp(z).sum(axis=-1, keepdims=True)\n"
+RIGHT_SOFTMAX = ("def softmax(z):\n    e = np.exp(z - z.max(axis=-1, keepdims=True))\n"
+                 "    return e / e.sum(axis=-1, keepdims=True)\n")
+
+
+def _write_and_check(view, starter_cell, check_cell, code: str) -> str:
+    """像读者那样：点进起始代码的格子，全选，写进 ``code``，Shift+Enter 运行它（光标跳到检查格子），再 Shift+Enter
+    运行检查；等检查格子的输出换成新的反馈，返回输出的文字。"""
+    page = view.page
+    before = check_cell.locator(".jp-OutputArea-output").inner_text()
+    editor = starter_cell.locator(".cm-content")
+    editor.click()
+    page.keyboard.press("Control+A")
+    page.keyboard.insert_text(code)  # 像粘贴一样原样写入（逐键输入时编辑器会自动缩进、自动补括号）
+    assert editor.inner_text().strip() == code.strip()
+    page.keyboard.press("Shift+Enter")
+    page.keyboard.press("Shift+Enter")
+    page.wait_for_function("([el, old]) => { const t = el.innerText;"
+                           " return t.includes('练习 softmax') && !t.includes('还没有写') && t !== old; }",
+                           arg=[check_cell.locator(".jp-OutputArea").element_handle(), before], timeout=60_000)
+    return check_cell.locator(".jp-OutputArea-output").inner_text()
+
+
+@slow_fixture(scope="module")
+def exercise_in_lab(browser, tmp_path_factory):
+    """在一个新的 JupyterLab 里打开第 4 章（不 Run All），只运行第一个代码单元格（导入），然后在 softmax 的起始代码里
+    先写一个没有减去最大值的 softmax、再写一个对的，各运行一次检查。返回两次的反馈文字、截图和控制台记录。"""
+    shots = tmp_path_factory.mktemp("exercise-shots")
+    notebook = next(p for p in NOTEBOOKS if p.stem == "04_four_steps")
+    with jupyterlab(tmp_path_factory.mktemp("jupyterlab-exercise")) as base:
+        context = browser.new_context(viewport={"width": 1280, "height": 900})
+        page, log = open_page(context, base)
+        view, _ = open_notebook(page, base, notebook, workspace="exercise", run_all=False)
+        cells = view.locator(".jp-CodeCell")
+        cells.first.locator(".cm-content").click()
+        page.keyboard.press("Shift+Enter")  # 第一个代码单元格：import numpy as np、import transformer_lab as tl
+        starter_cell = cells.filter(has_text="def softmax(z):").first
+        check_cell = cells.filter(has_text='tl.exercises.check("softmax", softmax)').first
+        stored = check_cell.locator(".jp-OutputArea-output").inner_text()
+        wrong = _write_and_check(view, starter_cell, check_cell, WRONG_SOFTMAX)
+        wrong_html = check_cell.locator(".tl-feedback").first.get_attribute("class")
+        check_cell.screenshot(path=str(shots / "feedback-wrong.png"))
+        right = _write_and_check(view, starter_cell, check_cell, RIGHT_SOFTMAX)
+        right_html = check_cell.locator(".tl-feedback").first.get_attribute("class")
+        check_cell.screenshot(path=str(shots / "feedback-right.png"))
+        answer = view.locator(".jp-MarkdownCell details").filter(has_text="参考答案").first
+        folded = answer.evaluate("d => d.open")
+        answer.locator("summary").click()
+        shown = answer.evaluate("d => [d.open, d.querySelector('pre, code') ? d.innerText : '']")
+        answer.screenshot(path=str(shots / "solution-open.png"))
+        context.close()
+    return {"stored": stored, "expected_stored": str(tl.exercises.check("softmax", starter("softmax"))),
+            "wrong": wrong, "right": right, "classes": (wrong_html, right_html), "log": log, "shots": shots,
+            "solution": (folded, *shown)}
+
+
+def test_a_reader_writes_a_wrong_then_a_right_softmax_in_jupyterlab(exercise_in_lab):
+    """在真的 JupyterLab 里：打开时检查格子显示存档的“还没有写”；写一个没有减去最大值的 softmax，反馈是中文的
+    “还不对”，点名 no_max_shift，还说了为什么；改对以后，反馈是“通过”。"""
+    r = exercise_in_lab
+    assert r["stored"].strip().splitlines()[0] == r["expected_stored"].splitlines()[0] == "… 练习 softmax：还没有写"
+    assert "✗ 练习 softmax：还不对" in r["wrong"] and "no_max_shift" in r["wrong"]
+    assert "没有先减去最大值" in r["wrong"] and "溢出" in r["wrong"] and "[0.2689 0.7311]" in r["wrong"]
+    assert "✓ 练习 softmax：通过" in r["right"] and "no_max_shift" not in r["right"]
+    assert r["classes"] == ("tl-feedback tl-feedback-failed", "tl-feedback tl-feedback-passed")
+    assert not r["log"].console_errors(), r["log"].console_errors()[:5]
+    assert not r["log"].external, r["log"].external[:5]
+    assert (r["shots"] / "feedback-wrong.png").stat().st_size > 0
+    folded, opened, text = r["solution"]  # 参考答案折叠着，点开是渲染好的代码块，没有原样的 MyST 写法
+    assert not folded and opened and "def softmax(z):" in text and not any(m in text for m in RAW_MYST)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import os
+import re
 import time
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
@@ -247,3 +248,53 @@ def test_the_page_is_reread_when_the_package_changes_and_only_then(tmp_path, mon
     os.utime(bank, (later, later))
     log, _ = build()
     assert "0 added, 1 changed, 0 removed" in log, log  # 题库变了：重读自测页
+
+
+def _mini_book(tmp_path, with_section) -> tuple[str, str, Path]:
+    """一本小书：自测页只有 ```{exercise-links}```，每一章一页（有练习的章带不带“动手写”一节由 with_section 定）。
+    返回 (日志, 警告, 输出文件夹)。几秒钟，不用建整本书。"""
+    from sphinx.application import Sphinx
+
+    from transformer_lab import exercises
+
+    src, out = tmp_path / "src", tmp_path / "out"
+    (src / "notebooks").mkdir(parents=True)
+    (src / "conf.py").write_text("extensions = ['self_test_page']\n", encoding="utf-8")
+    (src / "index.rst").write_text("自测\n====\n\n.. exercise-links::\n", encoding="utf-8")
+    for c in chapters.CHAPTERS:
+        body = f"第 {c.number} 章\n========\n\n学习目标\n--------\n\n正文。\n"
+        if exercises.for_chapter(c.number) and with_section(c.number):
+            body += "\n动手写\n------\n\n练习。\n"
+        (src / "notebooks" / f"{c.stem}.rst").write_text(body, encoding="utf-8")
+    status, warning = io.StringIO(), io.StringIO()
+    Sphinx(str(src), str(src), str(out), str(out / ".doctrees"), "html", status=status, warning=warning,
+           freshenv=True).build()
+    return status.getvalue(), warning.getvalue(), out
+
+
+def test_exercise_links_point_to_each_chapters_section(tmp_path):
+    """自测页的“动手写”清单：每一章有练习的，一条链接指向那一章“动手写”一节的锚点（锚点在那一页上真的存在），
+    链接后面是这一章的练习名；没有练习的章不列。"""
+    from transformer_lab import exercises
+
+    _, warnings, out = _mini_book(tmp_path, lambda n: True)
+    assert "动手写" not in warnings, warnings
+    page = (out / "index.html").read_text(encoding="utf-8")
+    listed = [c for c in chapters.CHAPTERS if exercises.for_chapter(c.number)]
+    assert listed and page.count('<li><p><a class="reference internal"') == len(listed)
+    for c in listed:
+        href = re.search(rf'href="(notebooks/{c.stem}\.html)#([^"]+)">第 {c.number} 章 ', page)
+        assert href, c.stem
+        target = (out / href[1]).read_text(encoding="utf-8")
+        assert re.search(rf'<section id="{href[2]}">\s*<h2>动手写', target), c.stem
+        for name in exercises.for_chapter(c.number):
+            assert f'<span class="pre">{name}</span>' in page
+
+
+def test_exercise_links_warn_when_a_chapter_lost_its_section(tmp_path):
+    """反证：有练习的一章没有“动手写”一节（标题改了），建书时警告（-W 下失败），链接不会悄悄指向页首。"""
+    from transformer_lab import exercises
+
+    first = next(c.number for c in chapters.CHAPTERS if exercises.for_chapter(c.number))
+    _, warnings, _ = _mini_book(tmp_path, lambda n: n != first)
+    assert "“动手写”" in warnings and chapters.chapter(first).stem in warnings, warnings

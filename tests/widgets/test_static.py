@@ -10,6 +10,7 @@ from __future__ import annotations
 import base64
 import json
 import re
+from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
@@ -195,6 +196,101 @@ def test_nasty_slider_values_survive_too():
     ex = Explorable(Labels, [Slider("a", nasty)], title="t", alt="一帧", size=(2.0, 1.5))
     found = scripts(ex.static_html())
     assert len(found) == 2 and json.loads(found[0][1])["sliders"][0]["values"] == list(nasty)
+
+
+# ---------------------------------------------------------------- 敌意文字：读回的元素树和放普通文字时一模一样
+
+HOSTILE_TEXTS = ['<script>alert(1)</script>', 'say "hi"', "it's", "a & b &amp; c &lt;", "</div></div><p>", "]]>",
+                 "<!--", "--><b>", '"><img src=x onerror=alert(2)>' + "'" + "</label></output>"]
+
+
+PLAIN = "占位"  # 普通文字：不会出现在 base64 的帧里（base64 只有 ASCII）
+
+
+class Still:
+    """不随滑块变化的图：两份 HTML 的帧完全相同，比较时只剩文字的差别。"""
+
+    def __init__(self, fig, axes, layout):
+        axes[0].plot([0, 1], [0, 1])
+        self.artists = []
+
+    def update(self, a):
+        return {}
+
+
+class Events(HTMLParser):
+    """标准库 html.parser 读出的全部事件：开始标签（含属性）、结束标签、文字、注释、声明。脚本里的原文记成一个记号
+    （JSON 另外用 read_player 读回比较）。"""
+
+    def __init__(self, text: str):
+        super().__init__(convert_charrefs=True)
+        self.events, self._script = [], False
+        self.feed(text)
+        self.close()
+
+    def handle_starttag(self, tag, attrs):
+        self.events.append(("start", tag, tuple(attrs)))
+        self._script = tag == "script"
+
+    def handle_endtag(self, tag):
+        self.events.append(("end", tag))
+        self._script = False
+
+    def handle_data(self, data):
+        self.events.append(("script",) if self._script else ("data", data))
+
+    def handle_comment(self, data):
+        self.events.append(("comment", data))
+
+    def handle_decl(self, decl):
+        self.events.append(("decl", decl))
+
+    def unknown_decl(self, data):
+        self.events.append(("cdata", data))
+
+
+def _player(text: str, all_frames: bool = True) -> str:
+    """标题、滑块名字、滑块取值、替代文字里都放 ``text``；元素 id 和取值宽度（随文字变）换成记号。"""
+    ex = Explorable(Still, [Slider("a", (text + "1", text + "2"), label=text + "标签", default=text + "2")],
+                    title=text + "图名", alt=text + "说明：{a}", size=(2.0, 1.5))
+    page = ex.static_html(all_frames)
+    return re.sub(r"min-width:\d+ch", "min-width:Nch", re.sub(r"tlx-[0-9a-f]{8}-\d+", "tlx-ID", page))
+
+
+def _with(events: list, text: str) -> list:
+    """把放普通文字 PLAIN 时读出的事件里的 PLAIN 换成 ``text``：敌意文字应当读回的样子。"""
+    def swap(value):
+        return value.replace(PLAIN, text) if isinstance(value, str) else value
+    return [(e[0], e[1], tuple((k, swap(v)) for k, v in e[2])) if e[0] == "start" else
+            (e[0], swap(e[1])) if e[0] == "data" else e for e in events]
+
+
+@pytest.mark.parametrize("all_frames", [True, False], ids=["player", "preview"])
+@pytest.mark.parametrize("text", [*HOSTILE_TEXTS, "".join(HOSTILE_TEXTS)])
+def test_hostile_text_in_every_field_reads_back_as_the_same_tree(text, all_frames):
+    """标题 (aria-label)、滑块名字 (<label>、aria-valuetext、预览的说明)、滑块取值 (<output>、aria-valuetext)、
+    替代文字 (alt) 都放 <script>、引号、&、</div>、]]>、<!--：html.parser 读回的元素、属性、文字和放普通文字 PLAIN 时
+    一模一样，只是 PLAIN 换成了原样的敌意文字（转义后又读回原文，没有多出、少掉或断开任何标签和属性）；
+    照 HTML 标准切分，仍然只有数据和换帧脚本两段，数据读回原文。"""
+    plain, hostile = _player(PLAIN, all_frames), _player(text, all_frames)
+    expected = _with(Events(plain).events, text)
+    assert Events(hostile).events == expected
+    assert sum(e[0] == "data" and text in e[1] for e in expected) >= (2 if all_frames else 1)  # 文字真的在文字节点里（<label>、<output>；预览的说明）
+    if all_frames:
+        assert len(scripts(hostile)) == 2
+        (data,) = read_player(hostile)
+        assert data["sliders"] == [{"label": text + "标签", "values": [text + "1", text + "2"]}]
+        assert data["alts"] == [f"{text}说明：{text}1", f"{text}说明：{text}2"]
+    else:
+        assert scripts(hostile) == []
+
+
+def test_the_tree_comparison_can_fail():
+    """反证：把敌意文字不经转义塞进属性和文字（修复 quiz 的 for= 之前那种漏洞），读回的事件就和预期不同。"""
+    plain = _player(PLAIN)
+    text = '"><script>alert(1)</script>'
+    assert Events(plain.replace(PLAIN, text)).events != _with(Events(plain).events, text)
+    assert Events(plain.replace(PLAIN, "&amp;")).events != _with(Events(plain).events, "&amp;")  # 少转义一层也看得出
 
 
 # ---------------------------------------------------------------- 建网站时：帧搬成文件

@@ -194,7 +194,8 @@ def run(exercise: Exercise, fn: Callable) -> Feedback:
         except NotImplementedError as exc:
             if i == 0:
                 return Feedback(exercise.name, "not_attempted", None,
-                                f"还是起始代码：把 raise NotImplementedError 那一行换成你的代码，再运行这个格子。"
+                                f"还是起始代码：在上面的起始代码格子里把 raise NotImplementedError 那一行换成你的代码，"
+                                f"运行那个格子，再运行这个检查格子。"
                                 f"\n想要提示：tl.exercises.hint({exercise.name!r})；"
                                 f"看参考答案：tl.exercises.solution({exercise.name!r})。")
             return _error(exercise, case, exc)

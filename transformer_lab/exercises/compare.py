@@ -49,11 +49,15 @@ def show(x: object, precision: int = 4) -> str:
 def closeness(error: float) -> str:
     """最大相对误差的中文说法（CS231n 梯度检查的分档）。
 
+    >>> closeness(0.0)
+    '和参考答案完全一致'
     >>> closeness(3e-16)
     '只差最后几位数字（浮点舍入），可以认为完全一样'
     >>> closeness(0.5)
     '差得很多：不是舍入误差，是算法不一样'
     """
+    if error == 0:
+        return "和参考答案完全一致"
     if error <= 1e-12:
         return "只差最后几位数字（浮点舍入），可以认为完全一样"
     if error <= 1e-7:

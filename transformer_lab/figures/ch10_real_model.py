@@ -257,7 +257,7 @@ class _SimilarityView:
         ax.barh(np.arange(n), np.full(n, 0.035), left=-0.05, height=0.45, color=colours)
         self.bars = ax.barh(np.arange(n), np.zeros(n), height=0.45, color=colours)
         for i, t in enumerate(texts):
-            ax.text(0.0, i - 0.3, f"{i + 1}. {t}", fontsize=9, va="bottom", ha="left")
+            ax.text(0.0, i - 0.3, f"{i + 1}. {t}", fontsize=9, va="bottom", ha="left", parse_math=False, usetex=False)
         self.values = [ax.text(0.0, i, "", fontsize=9, va="center", ha="left") for i in range(n)]
         ax.axvline(0.0, color="#999999", lw=0.8)
         ax.set_ylim(n - 0.4, -0.9)

@@ -100,12 +100,45 @@ def clean_markdown(source: str) -> list[str]:
 
 
 def _markdown_cells(path: Path) -> list[str]:
+    """一个 notebook 里每个 Markdown 单元格的内容。文件不对就报错，写明文件和第几个单元格（``cells[i]``）。
+
+    规则（nbformat 4 的必填项里用得到的几样）：文件是 UTF-8 的 JSON 对象，有 ``cells`` 列表；每个单元格是对象，
+    ``cell_type`` 是字符串；Markdown 单元格的 ``source`` 是字符串或字符串的列表。别的单元格（代码、raw……）
+    整个跳过，它们的 ``source`` 不看。
+    """
     try:
         notebook = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as error:
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as error:
         raise ValueError(f"读不出 notebook {path}：{error}。提示：paths 里应是 .ipynb 文件。") from None
-    return ["".join(c["source"]) if isinstance(c["source"], list) else c["source"]
-            for c in notebook.get("cells", []) if c.get("cell_type") == "markdown"]
+    cells = notebook.get("cells") if isinstance(notebook, dict) else None
+    if not isinstance(cells, list):
+        got = f"顶层是 {type(notebook).__name__}" if not isinstance(notebook, dict) else \
+            "没有 cells" if "cells" not in notebook else f"cells 是 {type(cells).__name__}"
+        raise ValueError(f"notebook {path} 的格式不对：应是有 cells 列表的 JSON 对象（nbformat 4），{got}。")
+    return [text for i, cell in enumerate(cells) if (text := _markdown_source(cell, f"notebook {path} 的 cells[{i}]"))
+            is not None]
+
+
+def _markdown_source(cell: object, where: str) -> str | None:
+    """一个单元格：Markdown 的返回内容（列表连成一个字符串），别的类型返回 None（跳过）。"""
+    kind = cell.get("cell_type") if isinstance(cell, dict) else None
+    if not isinstance(kind, str):
+        got = f"是 {type(cell).__name__}" if not isinstance(cell, dict) else \
+            "没有 cell_type" if "cell_type" not in cell else f"cell_type 是 {check.describe(kind)}"
+        raise ValueError(f"{where} 应是有 cell_type（字符串）的 JSON 对象，{got}。")
+    if kind != "markdown":
+        return None
+    source = cell.get("source")
+    if isinstance(source, str):
+        return source
+    if isinstance(source, list):
+        bad = next((j for j, line in enumerate(source) if not isinstance(line, str)), None)
+        if bad is None:
+            return "".join(source)
+        got = f"source[{bad}] 是 {check.describe(source[bad])}"
+    else:
+        got = "没有 source" if "source" not in cell else f"source 是 {check.describe(source)}"
+    raise ValueError(f"{where}（Markdown）的 source 应是字符串或字符串的列表，{got}。")
 
 
 def _without_reading_lists(cells: list[str]) -> list[str]:
@@ -132,7 +165,7 @@ def gather_prose(paths: Iterable[str | Path]) -> str:
     Parameters
     ----------
     paths : iterable of str or Path
-        notebook 文件（.ipynb）。只取 Markdown 单元格，代码单元格和输出都不要。
+        notebook 文件（.ipynb）。只取 Markdown 单元格，代码单元格（连同输出）、raw 单元格和别的类型都跳过。
 
     Returns
     -------
@@ -143,7 +176,9 @@ def gather_prose(paths: Iterable[str | Path]) -> str:
     TypeError
         ``paths`` 不是路径的列表。
     ValueError
-        没有给任何文件，或某个文件读不出来。
+        没有给任何文件；某个文件读不出来（不存在、不是 UTF-8、不是 JSON）；或它不是 notebook 的格式：顶层不是有
+        ``cells`` 列表的对象，某个单元格不是有 ``cell_type``（字符串）的对象，某个 Markdown 单元格的 ``source``
+        不是字符串或字符串的列表。报错写明文件和第几个单元格（``cells[i]``）。
     """
     if isinstance(paths, (str, Path)) or not isinstance(paths, Iterable):
         raise TypeError(f"paths 必须是 notebook 路径的列表，收到的是 {check.describe(paths)}。"

@@ -37,8 +37,9 @@ __all__ = ["generate", "generate_recompute", "generate_text", "next_token_logits
            "checkpoint_samples", "check_generator_model"]
 
 
-def check_generator_model(model: object):
+def check_generator_model(model: object, name: str = "model"):
     """``model`` 能逐词生成：有 ``config``（带 ``vocab_size``、``context``）、``new_caches`` 和 ``feed_unchecked``。
+    ``name`` 是它在报错里的名字（调用者传的参数，例如 ``run["checkpoints"][2]``）。
 
     Raises
     ------
@@ -50,8 +51,8 @@ def check_generator_model(model: object):
         isinstance(getattr(config, a, None), int) for a in ("vocab_size", "context"))
     if not ok:
         hint = ("提示：头数等尺寸现在跟着模型走，训练结果的 run['checkpoints'][-1] 就是模型；不再单独传 num_heads。"
-                if isinstance(model, Mapping) else "提示：用 tl.tiny_gpt.init_gpt(GPTConfig(...), rng) 生成一个。")
-        raise TypeError(f"model 必须是能逐词生成的模型（例如 tl.tiny_gpt.TinyGPT：有 config、new_caches、feed_unchecked），"
+                if isinstance(model, Mapping) and name == "model" else "提示：用 tl.tiny_gpt.init_gpt(GPTConfig(...), rng) 生成一个。")
+        raise TypeError(f"{name} 必须是能逐词生成的模型（例如 tl.tiny_gpt.TinyGPT：有 config、new_caches、feed_unchecked），"
                         f"收到的是 {check.describe(model)}。{hint}")
     return model
 
@@ -275,7 +276,8 @@ def checkpoint_samples(run: Mapping, prompts: Sequence[str], num_new: int, tempe
     Raises
     ------
     TypeError, ValueError
-        ``run`` 不是带 ``checkpoints``（模型）、``chars`` 的训练结果，``prompts`` 不是字符串列表，``seed`` 不是
+        ``run`` 不是带 ``checkpoints``（非空的模型列表；报错指出是 ``run["checkpoints"][j]``）、``chars`` 的训练结果，
+        ``prompts`` 不是字符串列表，``seed`` 不是
         [0, 2³² − 1] 里的整数；``run["chars"]`` 不是这些模型的字表；其余同 ``generate_text``（提示词的报错指出是
         ``prompts[i]``）。
     """
@@ -283,6 +285,12 @@ def checkpoint_samples(run: Mapping, prompts: Sequence[str], num_new: int, tempe
     if not isinstance(run, Mapping) or "checkpoints" not in run or "chars" not in run:
         raise TypeError(f"run 必须是 tiny_gpt.train 那样的训练结果（含 checkpoints、chars），收到的是 {check.describe(run)}。")
     prompts = check.string_list(prompts, "prompts")
+    if not isinstance(run["checkpoints"], (list, tuple)):
+        raise TypeError(f'run["checkpoints"] 必须是模型的列表或元组（每个检查点一个模型），收到的是 {check.describe(run["checkpoints"])}。')
+    if not run["checkpoints"]:
+        raise ValueError('run["checkpoints"] 不能是空的：至少要有一个检查点的模型。')
+    for j, model in enumerate(run["checkpoints"]):  # 报错写明是哪一个检查点，而不是内部的 model
+        check_generator_model(model, f'run["checkpoints"][{j}]')
     return np.array([[_generate_text(m, run["chars"], prompt, num_new, np.random.default_rng(seed), (temperature, None, None),
                                      'run["chars"]', f"prompts[{i}]")
                       for i, prompt in enumerate(prompts)] for m in run["checkpoints"]])

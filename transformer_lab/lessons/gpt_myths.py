@@ -7,6 +7,10 @@
 * "模型记住了原文"：``ngram_overlap`` 数写出的字里有多少连续 n 个字的片段在原文里出现过，``longest_copy`` 找最长
   原样照搬的一段；拿同一本书里没读过的正文、打乱了顺序的字作对照。
 
+找圈和找照搬都是"两两比较"，花的时间（或内存）随长度的平方增长：每个函数在动手之前先按下面的上限检查长度，
+超了就用中文报错说明上限和原因，而不是算上几个小时、或耗尽内存。第 9 章用到的长度（几百个字的生成、6 万字的训练文字）
+都远在上限之内。
+
 本模块只依赖 NumPy 和 ``core``。
 """
 
@@ -20,20 +24,34 @@ from .. import _validation as check
 from ..core.decoding import check_knobs, next_token_probs_unchecked
 from .tiny_gpt import TinyGPT, check_tokens, forward
 
-__all__ = ["find_loop", "temperature_effect", "future_influence", "ngram_overlap", "longest_copy"]
+__all__ = ["find_loop", "temperature_effect", "future_influence", "ngram_overlap", "longest_copy",
+           "MAX_LOOP_LENGTH", "MAX_GRAM_CHARS", "MAX_COPY_PAIRS"]
+
+MAX_LOOP_LENGTH = 10_000  # find_loop：每个周期都要从头比一遍，时间 ∝ 长度²（"的"重复 1 万遍约要 4 秒）
+MAX_GRAM_CHARS = 50_000_000  # ngram_overlap：reference 的全部 n-gram 一共存这么多个字（每字最多 4 字节，约 200 MB）
+MAX_COPY_PAIRS = 1_000_000_000  # longest_copy：len(text) × len(reference) 的上限（约几秒；10 万 × 10 万要半分钟以上）
 
 
 def _sequence(seq: object, name: str) -> list:
-    if isinstance(seq, str):
-        return list(seq)
-    if isinstance(seq, np.ndarray) and seq.ndim == 1 and seq.dtype.kind in "iu":
-        return seq.tolist()
-    raise TypeError(f"{name} 必须是字符串或一维整数数组（字编号），收到的是 {check.describe(seq)}。")
+    """字符串或一维整数数组（字编号），不超过 ``MAX_LOOP_LENGTH`` 个；先查长度，再转成列表。"""
+    if not (isinstance(seq, str) or isinstance(seq, np.ndarray) and seq.ndim == 1 and seq.dtype.kind in "iu"):
+        raise TypeError(f"{name} 必须是字符串或一维整数数组（字编号），收到的是 {check.describe(seq)}。")
+    if len(seq) > MAX_LOOP_LENGTH:
+        raise ValueError(f"{name} 太长：收到 {len(seq)} 个字，上限是 MAX_LOOP_LENGTH = {MAX_LOOP_LENGTH}"
+                         f"（找圈要把每个周期都从头比一遍，时间随长度的平方增长）。提示：只看结尾的一段，例如 {name}[-2000:]。")
+    return list(seq) if isinstance(seq, str) else seq.tolist()
 
 
 def find_loop(seq: str | np.ndarray, min_repeats: int = 3) -> dict[str, int] | None:
     """一段字的结尾是不是在原地打转：找周期 p，使最后 ``min_repeats`` × p 个字是同一小段重复 ``min_repeats`` 遍，
     再往前找到打转开始的地方；有几个周期都行时，取开始得最早的（一样早取最短的）。没有就返回 None。
+
+    Raises
+    ------
+    TypeError
+        ``seq`` 不是字符串或一维整数数组，``min_repeats`` 不是整数。
+    ValueError
+        ``seq`` 超过 ``MAX_LOOP_LENGTH`` 个字；``min_repeats`` 不在 [2, 10⁶] 之内。
 
     Returns
     -------
@@ -76,7 +94,8 @@ def temperature_effect(logits: np.ndarray, temperatures: Sequence[float]) -> dic
     ------
     TypeError, ValueError
         ``logits`` 不是有限实数数组（规则同 ``next_token_probs``）；``temperatures`` 不是非空的列表，
-        或其中有 ``next_token_probs`` 不接受的温度（报错指出是 ``temperatures[i]``）。
+        或其中有 ``next_token_probs`` 不接受的温度（报错指出是 ``temperatures[i]``）；
+        温度的个数 × logits 的元素数超过内存预算（``_validation.MAX_BYTES``）。
 
     Examples
     --------
@@ -90,6 +109,8 @@ def temperature_effect(logits: np.ndarray, temperatures: Sequence[float]) -> dic
     """
     x = check.as_real_array(logits, "logits", min_ndim=1)  # (V,) 或 (..., V)
     temps = check.nonempty_sequence(temperatures, "temperatures", "[0.5, 1.0, 2.0]")
+    check.memory_budget(len(temps) * x.size, x.itemsize, f"probs（{len(temps)} 个温度 × logits 的 {x.size} 个数）",
+                        "提示：少换几个温度，或只取 logits 的最后一个位置 logits[-1]。")
     knobs = [check_knobs(t, None, None, x.shape[-1], temperature_name=f"temperatures[{i}]") for i, t in enumerate(temps)]
     probs = np.stack([next_token_probs_unchecked(x, *k) for k in knobs])  # (K, V)
     safe = np.where(probs > 0, probs, 1)  # (K, V) 概率为 0 的词不计入熵（0 · log 0 = 0）：log 1 = 0，不产生 0 · (−inf)
@@ -122,9 +143,17 @@ def future_influence(model: TinyGPT, tokens: np.ndarray, position: int, replacem
 
 
 def _text(x: object, name: str) -> str:
-    if not isinstance(x, str) or not x:
+    if not isinstance(x, str):
         raise TypeError(f"{name} 必须是非空字符串，收到的是 {check.describe(x)}。")
+    if not x:
+        raise ValueError(f"{name} 必须是非空字符串，收到的是空字符串 ''。")
     return x
+
+
+def _cost(amount: int, limit: int, what: str, hint: str) -> None:
+    """算之前先估算：``amount``（要比较的对数、要存的字数）超过 ``limit`` 就报错，写明怎么算的、上限和提示。"""
+    if amount > limit:
+        raise ValueError(f"{what}，超过上限 {limit:,}。{hint}")
 
 
 def ngram_overlap(text: str, reference: str, n: int) -> float:
@@ -133,9 +162,10 @@ def ngram_overlap(text: str, reference: str, n: int) -> float:
     Raises
     ------
     TypeError
-        参数不是非空字符串、``n`` 不是整数。
+        参数不是字符串、``n`` 不是整数。
     ValueError
-        ``n`` 不是正数，或 ``text`` 比 ``n`` 短（一个 n-gram 也没有）。
+        ``text`` 或 ``reference`` 是空字符串；``n`` 不是正数，或 ``text`` 比 ``n`` 短（一个 n-gram 也没有）；
+        reference 的全部 n-gram 一共超过 ``MAX_GRAM_CHARS`` 个字（内存）。
 
     Examples
     --------
@@ -145,13 +175,23 @@ def ngram_overlap(text: str, reference: str, n: int) -> float:
     text, reference, n = _text(text, "text"), _text(reference, "reference"), check.positive_int(n, "n")
     if len(text) < n:
         raise ValueError(f"text 只有 {len(text)} 个字，比 n={n} 短，一个 {n}-gram 也没有。")
-    seen = {reference[i:i + n] for i in range(len(reference) - n + 1)}
-    grams = [text[i:i + n] for i in range(len(text) - n + 1)]
-    return sum(g in seen for g in grams) / len(grams)
+    count = max(len(reference) - n + 1, 0)  # reference 里有几个 n-gram
+    _cost(count * n, MAX_GRAM_CHARS, f"reference 的全部 {n}-gram 一共 {count} × {n} = {count * n:,} 个字（要放进内存）",
+          "提示：n 取小一些（第 9 章用 4），或缩短 reference。")
+    seen = {reference[i:i + n] for i in range(count)}
+    total = len(text) - n + 1
+    return sum(text[i:i + n] in seen for i in range(total)) / total  # 逐个切片：text 的 n-gram 不同时放进内存
 
 
 def longest_copy(text: str, reference: str) -> str:
     """``text`` 里在 ``reference`` 中原样出现过的最长一段（有几段一样长时取最靠前的）。
+
+    Raises
+    ------
+    TypeError
+        参数不是字符串。
+    ValueError
+        参数是空字符串；``len(text) × len(reference)`` 超过 ``MAX_COPY_PAIRS``（每个起点都要在 reference 里找一遍）。
 
     Examples
     --------
@@ -159,6 +199,9 @@ def longest_copy(text: str, reference: str) -> str:
     '注意力权重'
     """
     text, reference = _text(text, "text"), _text(reference, "reference")
+    _cost(len(text) * len(reference), MAX_COPY_PAIRS,
+          f"text 有 {len(text)} 个字、reference 有 {len(reference)} 个字：每个起点都要在 reference 里找一遍，"
+          f"约 {len(text)} × {len(reference)} = {len(text) * len(reference):,} 次比较", "提示：只比较一段，例如 text[:2000]。")
     best = ""
     for i in range(len(text)):
         while i + len(best) < len(text) and text[i:i + len(best) + 1] in reference:  # 比目前最长的再长一个字

@@ -29,14 +29,6 @@ KINDS = ("cls", "sep", "punct", "word")  # 句首的特殊词元、句尾的特�
 _SPECIAL = {"[CLS]": "cls", "<s>": "cls", "[SEP]": "sep", "</s>": "sep"}
 
 
-def _fraction(x: object, name: str) -> float:
-    """注意力的份量：[0, 1] 里的有限实数（不收 bool、字符串、NaN）。"""
-    x = check.finite_real(x, name)
-    if not 0.0 <= x <= 1.0:
-        raise ValueError(f"{name} 是注意力的份量，必须在 0 到 1 之间，收到的是 {x}。")
-    return x
-
-
 def token_text(token: str) -> str:
     """词元去掉记号后的文字（小写）：``##ing`` → ``ing``，``▁The`` → ``the``。
 
@@ -156,7 +148,7 @@ class PronounTable:
 
     def _heads(self, right: bool, min_mass: float) -> list[tuple[int, int]]:
         """每一句都指对（``right``）或每一句都指错的头 (层, 头)；``min_mass`` > 0 时还要求每句的总量够大。"""
-        min_mass = _fraction(min_mass, "min_mass")
+        min_mass = check.fraction(min_mass, "min_mass", "注意力的份量")
         answer = self.right_share > 0.5 if right else self.right_share < 0.5  # (N, L, H)；正好 0.5 算两不沾
         ok = (answer & (self.mass >= min_mass)).all(axis=0)  # (L, H)
         return [(int(layer), int(h)) for layer, h in np.argwhere(ok)]
@@ -189,7 +181,7 @@ class PronounTable:
 
         Raises ``TypeError``、``ValueError``：``min_mass`` 不是 [0, 1] 里的实数。
         """
-        min_mass = _fraction(min_mass, "min_mass")
+        min_mass = check.fraction(min_mass, "min_mass", "注意力的份量")
         L, H = self.weights.shape[2:]
         worst = self.right_share.min(axis=0)  # (L, H) 每个头最差的那一句
         best = tuple(int(i) for i in np.unravel_index(np.argmax(worst), worst.shape))
@@ -274,7 +266,7 @@ def minimal_pairs(tables: Sequence[PronounTable], min_mass: float = 0.0) -> dict
     if not isinstance(tables, (list, tuple)) or not tables or not all(isinstance(t, PronounTable) for t in tables):
         raise TypeError(f"tables 必须是 pronoun_table(...) 返回的 PronounTable 的非空列表（每组对照句一张），"
                         f"收到的是 {check.describe(tables)}。")
-    min_mass = _fraction(min_mass, "min_mass")
+    min_mass = check.fraction(min_mass, "min_mass", "注意力的份量")
     shapes = {t.weights.shape[2:] for t in tables}
     if len(shapes) != 1:
         raise ValueError(f"tables 必须来自同一个模型（层数、头数相同），收到的 (L, H) 有 {sorted(shapes)}。")
@@ -348,7 +340,7 @@ def sink_heads(by_kind: Mapping[str, np.ndarray], threshold: float = 0.5) -> dic
     if not isinstance(by_kind, Mapping) or not all(isinstance(v, np.ndarray) for v in by_kind.values()):
         raise TypeError(f"by_kind 必须是 attention_by_kind(...) 返回的 类别 → (L, H) 数组 的映射，"
                         f"收到的是 {check.describe(by_kind)}。")
-    threshold = _fraction(threshold, "threshold")
+    threshold = check.fraction(threshold, "threshold", "注意力的份量")
     return {k: int((v >= threshold).sum()) for k, v in by_kind.items()}
 
 
@@ -387,7 +379,7 @@ def positional_heads(results: Sequence[Mapping], threshold: float = 0.5) -> dict
     Raises ``TypeError``、``ValueError``：``results`` 不合 ``check_results`` 的要求；``threshold`` 不是 [0, 1] 里的实数。
     """
     check_results(results)
-    threshold = _fraction(threshold, "threshold")
+    threshold = check.fraction(threshold, "threshold", "注意力的份量")
     found = {}
     for key, offset in (("before", -1), ("after", 1)):
         found[key] = [(int(layer), int(h)) for layer, h in np.argwhere(offset_attention(results, offset) >= threshold)]

@@ -20,11 +20,13 @@ from pathlib import Path
 
 from .. import _validation as check
 
-__all__ = ["render_html", "default_prefix", "SelfTest", "QUIZ_JS", "QUIZ_CSS", "KIND_NAMES"]
+__all__ = ["render_html", "default_prefix", "SelfTest", "QUIZ_JS", "QUIZ_CSS", "KIND_NAMES", "FIELDS"]
 
 QUIZ_JS = Path(__file__).with_name("quiz.js").read_text(encoding="utf-8")
 QUIZ_CSS = Path(__file__).with_name("quiz.css").read_text(encoding="utf-8")
 KIND_NAMES = {"choice": "单选", "number": "填数", "predict": "先猜后看"}
+FIELDS = ("qid", "number", "group", "kind", "prompt", "choices", "why", "correct", "answer", "tolerance", "unit",
+          "explain", "reveal", "chapter", "where", "href")  # as_dicts 给出的每道题的字段（tests/quiz 核对两边一致）
 
 
 def _e(text: object) -> str:
@@ -99,6 +101,18 @@ def default_prefix(questions: list[dict]) -> str:
     return "tlq-" + hashlib.sha256(text.encode("utf-8")).hexdigest()[:8]
 
 
+def _check_fields(questions: list[dict]) -> None:
+    """每道题都有 ``FIELDS`` 里的字段，``kind`` 是可选值之一，几组文字是列表（一个裸字符串会被拆成一个个字）。"""
+    for i, q in enumerate(questions):
+        missing = [key for key in FIELDS if key not in q]
+        if missing:
+            raise ValueError(f"questions[{i}] 缺少字段 {missing}：每道题要有 quiz.as_dicts 给出的全部字段 {list(FIELDS)}。")
+        check.one_of(q["kind"], f"questions[{i}]['kind']", tuple(KIND_NAMES))
+        for key in ("choices", "why", "reveal"):
+            if not isinstance(q[key], list):
+                raise TypeError(f"questions[{i}]['{key}'] 必须是字符串的列表（as_dicts 的写法），收到的是 {check.describe(q[key])}。")
+
+
 def render_html(questions: list[dict], prefix: str | None = None) -> str:
     """一段自给自足的自测 HTML（样式、题目、判分脚本都在里面，不加载任何外部文件）。
 
@@ -113,6 +127,7 @@ def render_html(questions: list[dict], prefix: str | None = None) -> str:
     ------
     TypeError, ValueError
         ``questions`` 不是非空的字典列表，``prefix`` 不是只含字母、数字、连字符的字符串，
+        某道题缺 ``as_dicts`` 给出的字段、``kind`` 不是可选值之一、``choices``/``why``/``reveal`` 不是列表，
         或某道题的链接 ``href`` 不是相对地址或 http(s)（例如 ``javascript:``）。
     """
     if not isinstance(questions, list) or not questions or not all(isinstance(q, dict) for q in questions):
@@ -120,6 +135,7 @@ def render_html(questions: list[dict], prefix: str | None = None) -> str:
     prefix = default_prefix(questions) if prefix is None else prefix
     if not isinstance(prefix, str) or not prefix.replace("-", "").isalnum() or not prefix.isascii():
         raise ValueError(f"prefix 只能含英文字母、数字和连字符，收到 {prefix!r}。")
+    _check_fields(questions)
     total = len(questions)
     return (_tag("div", ("class", "tlq"), ("id", prefix), ("data-total", total)) + f"<style>{QUIZ_CSS}</style>"
             + _tag("p", ("class", "tlq-score"), ("role", "status"), ("aria-live", "polite")) + f"得分：0 / {total}（已答 0 题）</p>"
