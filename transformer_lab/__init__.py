@@ -62,6 +62,7 @@ from .lessons import (
     timing,
     tiny_gpt,
     tiny_transformer,
+    tokenization,
     toy_lexicon,
     toy_sentences,
 )
@@ -129,6 +130,7 @@ __all__ = [
     "corpus",
     "tiny_gpt",
     "generation",
+    "tokenization",
     "gpt_myths",
     "ngram",
     "bpe",

@@ -56,6 +56,10 @@ INDEPENDENT = {
     "ch9-top-k": math.exp(3) / (math.exp(3) + math.exp(1.5)),
     "ch9-top-p": 0.5 / (0.5 + 0.3 + 0.15),
     "ch9-perplexity": math.e ** 4,                                      # 困惑度 = e^损失
+    "ch11-utf8": len("注意力".encode("utf-8")),                          # 每个常用汉字 3 个字节
+    "ch11-pairs": sum(a == b == "a" for a, b in zip("aaaa", "aaaa"[1:])),  # 相邻的位置数
+    "ch11-three-merges": len("XdXac"),                                  # 手算：aa → Z，Za → Y，Yb → X
+    "ch11-embedding": 4096 * 64,
 }
 SEEDS = {"seed-forget", "seed-hops", "seed-parallel", "seed-qkv-origin", "seed-sqrt-dk", "seed-heads",
          "seed-position", "seed-it-animal"}

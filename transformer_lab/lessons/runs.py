@@ -13,6 +13,7 @@
 * ``depth(seed)``：第 8 章，三种叠法 × 1–16 层 × 12 个随机种子的梯度长度和位置相似度。
 * ``reversal(seed, use_pe)``：第 8 章，从零训练倒序任务的小 Transformer（有 / 去掉位置编码）。
 * ``gpt(seed)``：第 9 章，在本书正文上从零训练小 GPT，每个检查点写几段字。
+* ``bpe_gpt(seed)``：第 11 章，同一个小 GPT、同样的设置，改在本书 BPE 的词元上训练。
 
 ``CHAPTER_RUNS`` 列出各章真正用到的每一份（函数和章里给的参数）；要把全部实验预先算好（JupyterLab 测试）、
 或者在测试里把它们全换掉，都从这张表取（``compute_all``）。加一份实验：写好函数，再在表里加一行——
@@ -30,19 +31,21 @@ from functools import cache
 import numpy as np
 
 from .. import _validation as check
-from . import tiny_gpt
-from .corpus import load_corpus
+from . import bpe, tiny_gpt
+from .corpus import held_out_split, load_corpus
 from .deep_stack import MODES, stack_profile
-from .generation import checkpoint_samples
+from .generation import checkpoint_samples, generate
 from .head_training import head_gap, init_head_weights, relation_mass, train_heads, two_relation_task
 from .learned_glasses import chapter3_example, learn_query_key
 from .optim import Run
 from .stored import stored
 from .tiny_transformer import train
+from .tokenization import book_bpe, train_on_ids
 
-__all__ = ["glasses", "heads", "head_counts", "head_roles", "depth", "reversal", "gpt", "CHAPTER_RUNS", "compute_all",
+__all__ = ["glasses", "heads", "head_counts", "head_roles", "depth", "reversal", "gpt", "bpe_gpt", "CHAPTER_RUNS", "compute_all",
            "GLASSES_STEPS", "HEAD_STEPS",
-           "HEAD_COUNTS", "HEAD_COUNT_SEEDS", "ROLE_SEEDS", "DEPTHS", "DEPTH_SEEDS", "REVERSAL_STEPS", "GPT", "GPT_PROMPTS"]
+           "HEAD_COUNTS", "HEAD_COUNT_SEEDS", "ROLE_SEEDS", "DEPTHS", "DEPTH_SEEDS", "REVERSAL_STEPS", "GPT", "GPT_PROMPTS",
+           "BPE_GPT_VOCAB", "BPE_GPT_NEW"]
 
 GLASSES_STEPS, GLASSES_EVERY = 150, 15
 HEAD_STEPS, HEAD_EVERY = 1200, 40
@@ -53,6 +56,8 @@ REVERSAL_STEPS, REVERSAL_EVERY = 600, 30
 GPT = {"steps": 300, "checkpoint_every": 20, "batch_size": 4, "context": 256, "lr": 5e-3, "d_model": 64,
        "num_layers": 2, "d_ff": 256, "num_heads": 4}
 GPT_PROMPTS, GPT_SAMPLE_LENGTH, GPT_SAMPLE_TEMPERATURE = ("注意力", "每个词", "训练"), 40, 0.8
+# 第 11 章：BPE 的词表 = 256 个字节 + 768 条合并，和第 9 章的字表（一千多个字）差不多大；每段写 32 个词元
+BPE_GPT_VOCAB, BPE_GPT_NEW = 1024, 32
 
 
 def _seed(seed: object) -> int:
@@ -261,9 +266,44 @@ def gpt(seed: int = 0) -> Run:
     return _gpt(_seed(seed))
 
 
-# 各章用到的每一份命名实验：(函数, 章里给它的参数)，默认种子。
+def _train_bpe_gpt(seed: int) -> Run:
+    merges = book_bpe()[:BPE_GPT_VOCAB - 256]
+    train_text, test_text = held_out_split(load_corpus())  # 和第 9 章同一份训练文字、同一份考题
+    train_ids, test_ids = (np.array(bpe.encode(t, merges)) for t in (train_text, test_text))
+    run = train_on_ids(np.random.default_rng(seed), train_ids, test_ids, BPE_GPT_VOCAB, **GPT)
+    model, samples = run["checkpoints"][-1], []
+    for prompt in GPT_PROMPTS:  # 每段都从 default_rng(seed) 重新开始，和第 9 章一样
+        out = generate(model, np.array(bpe.encode(prompt, merges)), BPE_GPT_NEW, np.random.default_rng(seed),
+                       temperature=GPT_SAMPLE_TEMPERATURE)
+        samples.append(prompt + bpe.decode(out["tokens"].tolist(), merges, errors="replace"))
+    return run.with_fields(merges=np.array(merges), samples=np.array(samples), prompts=np.array(GPT_PROMPTS))
+
+
+@cache
+def _bpe_gpt(seed: int) -> Run:
+    digest = hashlib.sha256(load_corpus().encode()).hexdigest()[:16]
+    return _gpt_from_disk(stored("bpe_gpt", lambda: _gpt_on_disk(_train_bpe_gpt(seed)), seed, digest))
+
+
+def bpe_gpt(seed: int = 0) -> Run:
+    """第 11 章：第 9 章的小 GPT（同样的 ``GPT`` 设置、同一份训练文字和考题、同一个种子），改在本书的 BPE 词元上
+    从零训练：词表 ``BPE_GPT_VOCAB`` = 256 个字节 + ``tokenization.book_bpe()`` 的前 768 条合并。
+
+    Returns
+    -------
+    Run
+        （只读）``tokenization.train_on_ids`` 的全部字段（``test_loss`` 是考题上**每个词元**的平均损失），另加
+        ``merges`` (768, 2) 用到的合并规则；``samples`` (3,)：最后一个检查点接着 ``GPT_PROMPTS`` 各写
+        ``BPE_GPT_NEW`` 个词元（温度 0.8，每段从 ``default_rng(seed)`` 重新开始；半个汉字显示成 �）；``prompts``。
+    """
+    return _bpe_gpt(_seed(seed))
+
+
+# 各章用到的每一份命名实验：(函数, 章里给它的参数)，没写 seed 的用默认种子。第 11 章把两个小 GPT 各多训练一次
+# （种子 1），看两种词元的差别是不是比换一个种子的差别大。
 CHAPTER_RUNS = ((glasses, {}), (heads, {}), (head_counts, {}), (head_roles, {}), (depth, {}),
-                (reversal, {"use_pe": True}), (reversal, {"use_pe": False}), (gpt, {}))
+                (reversal, {"use_pe": True}), (reversal, {"use_pe": False}), (gpt, {}), (bpe_gpt, {}),
+                (gpt, {"seed": 1}), (bpe_gpt, {"seed": 1}))
 
 
 def compute_all() -> None:
