@@ -70,6 +70,9 @@ def _mutating(ref):
             if isinstance(a, np.ndarray) and a.size:
                 a.flat[0] = (not a.flat[0]) if a.dtype.kind == "b" else a.flat[0] + 1
                 break
+            if isinstance(a, list):  # 列表（比如第 11 章的词元编号）：原地加一个元素也算改动
+                a.append(a[-1] if a else 0)
+                break
         return out
     return fn
 
@@ -82,7 +85,7 @@ def garbage(name: str) -> list[tuple[str, object, str, str | None]]:
     """(说明, 函数, 必须得到的状态, 必须得到的诊断)。"""
     ex = tl.exercises.exercise(name)
     ref = ex.solution
-    takes_arrays = any(isinstance(a, np.ndarray) for c in ex.test_cases() for a in (*c.args, *c.kwargs.values()))
+    takes_arrays = any(isinstance(a, (np.ndarray, list)) for c in ex.test_cases() for a in (*c.args, *c.kwargs.values()))
     rows = [
         ("raises", _raises, "error", None),
         ("returns-none", lambda *a, **k: None, "failed", None),

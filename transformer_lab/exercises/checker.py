@@ -105,11 +105,23 @@ def _mutated(exercise: Exercise, case: Case, args: tuple, kwargs: dict) -> str |
              for i, (a, b) in enumerate(zip(case.args, args))]
     pairs += [(k, case.kwargs[k], kwargs[k]) for k in case.kwargs]
     for label, before, after in pairs:
-        if isinstance(before, np.ndarray):
-            if not isinstance(after, np.ndarray) or after.shape != before.shape or not np.array_equal(
-                    before, after, equal_nan=before.dtype.kind in "fc"):
-                return label
+        if not _unchanged(before, after):
+            return label
     return None
+
+
+def _unchanged(before: Any, after: Any) -> bool:
+    """调用前后的一个参数还一样吗？数组逐个元素比（NaN 对 NaN 算一样），list/tuple/dict 逐项比。"""
+    if isinstance(before, np.ndarray):
+        return (isinstance(after, np.ndarray) and after.shape == before.shape
+                and np.array_equal(before, after, equal_nan=before.dtype.kind in "fc"))
+    if isinstance(before, (list, tuple)):
+        return (type(after) is type(before) and len(after) == len(before)
+                and all(_unchanged(b, a) for b, a in zip(before, after)))
+    if isinstance(before, dict):
+        return (isinstance(after, dict) and list(after) == list(before)
+                and all(_unchanged(before[k], after[k]) for k in before))
+    return before is after or bool(before == after)
 
 
 def _where(exc: BaseException) -> str:
@@ -205,9 +217,9 @@ def run(exercise: Exercise, fn: Callable) -> Feedback:
         if moved is not None:
             return Feedback(exercise.name, "failed", MUTATES_INPUT,
                             f"你的函数改动了传进来的参数 {moved}（测试“{case.label}”）。\n"
-                            "为什么不行：调用者的数组被悄悄改掉，后面再用它就会算错，这种错误极难查。\n"
-                            f"怎么改：用产生新数组的运算（比如 {moved} - m），不要写 {moved} -= m、"
-                            f"{moved}[...] = ... 这种原地修改；实在需要时先复制一份：{moved} = {moved}.copy()。")
+                            "为什么不行：调用者的数据被悄悄改掉，后面再用它就会算错，这种错误极难查。\n"
+                            f"怎么改：不要原地修改传进来的参数（{moved} -= …、{moved}[...] = …、列表的 append/pop 都算），"
+                            f"要改就先复制一份：{moved} = {moved}.copy()。")
         outputs.append(out)
     return _judge(exercise, cases, outputs)
 
