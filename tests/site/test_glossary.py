@@ -111,7 +111,7 @@ BACK_OF_BOOK_QUERIES = [  # (查询, 回答它的页面, 必须排在前几条)
     ("术语表", "glossary", 1),
     ("softmax 名字的由来", "glossary", 2),
     ("对称性破缺 英文", "glossary", 3),
-    ("层归一化 LayerNorm", "glossary", 6),  # 先列原样含这两个词的章（第 8、9 章讲它，前言、第 7 章、延伸阅读也有），术语表按附录降权
+    ("层归一化 LayerNorm", "glossary", 7),  # 先列原样含这两个词的章（第 8、9 章讲它，前言、第 7 章、延伸阅读也有）和只含其中几个两字块的第 11 章，术语表按附录降权
     ("学习路线", "resources", 1),
     ("3Blue1Brown", "resources", 2),  # 各章末尾的延伸阅读也引用它们
     ("nanoGPT", "resources", 3),  # 第 8、9 章的延伸阅读都介绍它

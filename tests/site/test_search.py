@@ -25,6 +25,7 @@ from tools.site import ranked, search
 PREFACE, CH1, CH2, CH3, CH4 = "preface", "01_rnn_vs_transformer", "02_self_attention", "03_qkv", "04_four_steps"
 CH5, CH6, CH7 = "05_multi_head", "06_positional_encoding", "07_complexity"
 CH8, CH9, CH10, PRIMER = "08_transformer_layer", "09_next_token", "10_real_model", "numpy_primer"
+CH11 = "11_tokenization"
 NOTATION = "notation"
 ANYWHERE = None  # 每一页都有的字和词：只要求出现在结果里
 
@@ -102,7 +103,7 @@ QUERIES = [
     ("top-p 采样", CH9, 1),
     ("困惑度是什么意思", CH9, 1),
     ("真模型的注意力头在看什么", CH10, 1),
-    ("分词器怎么切词", CH10, 2),  # 附录“延伸阅读”里原样有“分词器怎样切词”（第 10 章写的是“切成几块”），排第一
+    ("分词器怎么切词", CH11, 1),  # 第 11 章整章讲分词（此前答案是第 10 章，排在原样有“分词器怎样切词”的延伸阅读之后）
 ]
 
 
@@ -152,7 +153,7 @@ NATURAL = [  # (查询, 回答它的页面, 必须排在前几条)
     ("贪心和采样哪个好", CH9, 1),
     ("自回归是什么意思", CH9, 1),
     ("真模型的权重从哪来", CH10, 1),
-    ("分词器是怎么切词的", CH10, 2),  # 同上
+    ("分词器是怎么切词的", CH11, 1),  # 同上
     ("注意力汇点是什么", CH10, 1),
     ("numpy广播是啥", PRIMER, 1),
     ("怎么在自己电脑上安装", PREFACE, 1),
