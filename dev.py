@@ -10,7 +10,7 @@
     python dev.py lock      # 按 PyPI 当天的版本重新生成 constraints.txt（之后要 refresh 和 test）
 
 没有激活虚拟环境时，会在仓库里建一个 .venv 并在里面安装 requirements.txt（用 constraints.txt 钉死的版本）；
-依赖清单和钉死的版本都没变时跳过安装。然后把第 10 章的两个真模型（PyPI 上钉死版本的 wheel，共约 175 MB）
+依赖清单和钉死的版本都没变时跳过安装。然后把第 10、11 章的三个真模型（PyPI 上钉死版本的 wheel，共约 268 MB）
 下载到 .models/ 并核对 sha256；已经下载过、核对无误时不联网。环境的细节都在 tools/env.py。
 """
 
