@@ -58,6 +58,16 @@ def test_generation_stops_at_the_end_token(monkeypatch):
     assert model.stop_ids == (0, 2)  # <|endoftext|> 和 eos（<|im_end|>）
 
 
+def test_the_chapter_9_generation_loop_runs_the_real_model_too():
+    """第 9 章的 ``lessons.generation.generate``（小 GPT 用的那个循环）只靠接口，也能让这个模型写字，结果相同。"""
+    from transformer_lab.lessons.generation import generate
+
+    model = loaded_tiny_llama()
+    out = generate(model, np.array(PROMPT), 6)
+    assert out["tokens"].tolist() == model.generate(PROMPT, 6)
+    assert out["attention"].shape == (6, model.config.num_layers, model.config.num_heads, len(PROMPT) + 5)
+
+
 def test_the_chapter_9_generation_interface():
     model = loaded_tiny_llama()
     assert isinstance(model.config.vocab_size, int) and model.config.context == 64
@@ -114,7 +124,9 @@ ERROR_CASES = [
     ("read-bad-template", lambda: read_directly(**{"tokenizer.chat_template": "x"}), V,
      r"tokenizer\.chat_template 不是本书手写的 ChatML 模板"),
     ("logits-empty", lambda: TINY().logits([]), V, r"ids 不能是空数组"),
-    ("logits-range", lambda: TINY().logits([1, 10**6]), V, r"ids 越界"),
+    ("logits-range", lambda: TINY().logits([1, 10**6]), V, r"ids\[1\]=1000000 越界：词表只有 262 个词元"),
+    ("logits-huge-int", lambda: TINY().logits([2**70]), V, r"ids\[0\]=1180591620717411303424 越界"),
+    ("logits-array-range", lambda: TINY().logits(np.array([-1])), V, r"ids 越界"),
     ("logits-floats", lambda: TINY().logits([1.0]), T, r"ids 必须是整数编号的列表"),
     ("logits-2d", lambda: TINY().logits(np.ones((2, 2), int)), V, r"ids 必须是一维的词元编号"),
     ("logits-too-long", lambda: TINY().logits([5] * 65), V, r"ids 的 65 个词元超过了模型的上下文长度 context=64"),

@@ -131,7 +131,9 @@ class GPTModel:
         if isinstance(ids, (list, tuple)):
             if not all(isinstance(i, (int, np.integer)) and not isinstance(i, bool) for i in ids):
                 raise TypeError(f"{name} 必须是整数编号的列表，里面有别的东西：{check.describe(ids)}。")
-            ids = np.array(ids, dtype=np.int64)
+            V = self.config.vocab_size
+            ids = np.array([check.index(i, f"{name}[{pos}]", V, f"词表只有 {V} 个词元") for pos, i in enumerate(ids)],
+                           dtype=np.int64)  # 先逐个查范围：2**70 这样的大整数不会在转换时抛出 OverflowError
         ids = check.token_ids(ids, name, self.config.vocab_size)
         if ids.ndim != 1:
             raise ValueError(f"{name} 必须是一维的词元编号，收到的 shape={ids.shape}。")
@@ -192,7 +194,7 @@ class GPTModel:
             rng = check.generator(rng)
         use_cache = check.boolean(use_cache, "use_cache")
         caches = self.new_caches(prompt.size + n) if use_cache else None
-        context, new, out = list(prompt), prompt, []
+        context, new, out, stop = list(prompt), prompt, [], self.stop_ids
         for _ in range(n):
             logits = (self.feed_unchecked(new, caches)[0] if use_cache
                       else llama.forward(self.state_dict["token_embd.weight"], self.state_dict["output_norm.weight"],
@@ -201,7 +203,7 @@ class GPTModel:
             token = int(np.argmax(p)) if greedy else _sample(p, rng)
             out.append(token)
             context.append(token)
-            if token in self.stop_ids:
+            if token in stop:
                 break
             new = np.array([token])  # (1,)
         return out
@@ -209,6 +211,7 @@ class GPTModel:
     def chat(self, messages: Sequence[Mapping[str, str]], add_generation_prompt: bool = True) -> list[int]:
         """把对话套上模型自己的模板（ChatML，见 ``chat_text``），返回词元编号：``<|im_start|>``、``<|im_end|>``
         是各自的特殊词元（1、2），其间的文字用 ``encode``。交给 ``generate`` 就是让模型接着说。
+        （和 Hugging Face 的分词器默认的做法一样，内容里字面写出的 ``<|im_end|>`` 也会变成特殊词元。）
 
         Raises
         ------
