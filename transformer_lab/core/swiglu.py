@@ -65,11 +65,11 @@ def swiglu(x: np.ndarray, w_gate: np.ndarray, w_up: np.ndarray, w_down: np.ndarr
     Examples
     --------
     D = 1，d_ff = 2：x = 1，门 = [1, −1]，上 = [2, 3]，下 = [[1], [1]]：
-    SiLU(1) · 2 + SiLU(−1) · 3 = 0.7311 × 2 − 0.2689 × 3 = 0.6554。
+    SiLU(1) · 2 + SiLU(−1) · 3 = 0.73106 × 2 − 0.26894 × 3 = 1.46212 − 0.80682 = 0.6553。
 
     >>> x = np.array([[1.0]])
     >>> swiglu(x, np.array([[1.0, -1.0]]), np.array([[2.0, 3.0]]), np.array([[1.0], [1.0]])).round(4)
-    array([[0.6554]])
+    array([[0.6553]])
     """
     x = check.as_real_array(x, "x", min_ndim=1)
     D = x.shape[-1]
