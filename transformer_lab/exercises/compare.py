@@ -97,8 +97,8 @@ def _values(expected: np.ndarray, got: np.ndarray, rtol: float, atol: float) -> 
     if np.any(g_bad & ~e_bad):
         where = np.argwhere(g_bad & ~e_bad)[0]
         value = got[tuple(where)]
-        return Verdict(f"结果里出现了 {value}（位置 {tuple(int(i) for i in where)}），应该是有限的数 "
-                       f"{show(expected[tuple(where)])}。", np.inf)
+        at = f"（位置 {tuple(int(i) for i in where)}）" if got.ndim else ""
+        return Verdict(f"结果里出现了 {value}{at}，应该是有限的数 {show(expected[tuple(where)])}。", np.inf)
     if np.any(e_bad & ~g_bad) or np.any(e_bad & g_bad & (np.nan_to_num(expected) != np.nan_to_num(got))):
         return Verdict("结果里 NaN 或 inf 的位置和参考答案不一样。", np.inf)
     e, g = np.where(e_bad, 0.0, expected).astype(float), np.where(g_bad, 0.0, got).astype(float)
