@@ -62,7 +62,35 @@ def test_costs_from_model_config(minilm):
     assert c["multiply_adds_per_token"] == 10_764_288 and c["parameters"]["total"] == 22_565_376
 
 
+def test_decoder_parameters_by_hand():
+    """V = 10，D = 4，L = 1，H = 2（d_k = 2），H_kv = 1，d_ff = 3：
+    嵌入 10·4 = 40；注意力 W_q、W_o 各 4·4，W_k、W_v 各 4·(1·2)：2·16 + 2·8 = 48；SwiGLU 3·4·3 = 36；
+    RMSNorm 每层 2·4，最后 4：12。"""
+    p = costs.decoder_parameters(10, 4, 1, 2, 1, 3)
+    assert p == {"embeddings": 40, "output": 0, "attention": 48, "feed_forward": 36, "norms": 12, "total": 136}
+    untied = costs.decoder_parameters(10, 4, 2, 2, 2, 3, tied=False)   # 不共用输出矩阵、多头（H_kv = H）、两层
+    assert untied == {"embeddings": 40, "output": 40, "attention": 2 * 64, "feed_forward": 72, "norms": 20,
+                      "total": 300}
+
+
+def test_decoder_parameters_equal_the_real_checkpoint(smollm2):
+    """SmolLM2-135M：与 state dict 里逐个张量数出来的个数相同（GGUF 里没有单独的输出矩阵：共用词嵌入表）。"""
+    c = smollm2.config
+    counted = sum(v.size for v in smollm2.state_dict.values())
+    p = costs.decoder_parameters(c.vocab_size, c.d_model, c.num_layers, c.num_heads, c.num_kv_heads, c.d_ff)
+    assert p["total"] == counted == 134_515_008
+    assert "output.weight" not in smollm2.state_dict
+    k_rows = smollm2.state_dict["blk.0.attn_k.weight"].size
+    assert p["attention"] == c.num_layers * (2 * c.d_model**2 + 2 * k_rows)
+
+
 ERROR_CASES = [
+    ("decoder-kv-heads", lambda: costs.decoder_parameters(10, 576, 1, 9, 2, 8), ValueError,
+     r"num_heads=9 必须能被 num_kv_heads=2 整除"),
+    ("decoder-heads", lambda: costs.decoder_parameters(10, 10, 1, 3, 1, 8), ValueError,
+     r"d_model=10 必须能被 num_heads=3 整除"),
+    ("decoder-tied", lambda: costs.decoder_parameters(10, 4, 1, 2, 1, 3, tied="yes"), TypeError, r"tied 必须是 bool"),
+    ("decoder-vocab", lambda: costs.decoder_parameters(0, 4, 1, 2, 1, 3), ValueError, r"vocab_size 必须是正整数.*0"),
     ("parameters-vocab", lambda: costs.encoder_parameters(0, 4, 1, 8), ValueError, r"vocab_size 必须是正整数.*0"),
     ("parameters-pooler", lambda: costs.encoder_parameters(4, 4, 1, 8, pooler=1), TypeError, r"pooler 必须是 bool"),
     ("costs-heads", lambda: costs.encoder_costs(4, 10, 10, 1, 3, 8), ValueError, r"D=10 必须能被 num_heads=3 整除"),

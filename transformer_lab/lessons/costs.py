@@ -3,7 +3,8 @@
 每层的计算量：RNN 是 T·d²，注意力是 T²·d；多头注意力的乘加和参数个数（与头数无关）；第 7 章的计算器：
 前馈层 (feed-forward) 的乘加次数、逐词生成时用不用 KV 缓存的乘加，以及把一层的乘加和分数表的字节一次算齐的
 ``layer_costs``；第 10 章的真模型：整个 BERT 式编码器的参数个数 ``encoder_parameters`` 和 ``encoder_costs``
-（参数、权重字节、每个词元的乘加、KV 缓存）。只是数数，不运行任何计算；真正量用时在 ``timing.py``。
+（参数、权重字节、每个词元的乘加、KV 缓存）；第 12 章的 Llama 式解码器（SmolLM2）：``decoder_parameters``
+（分组查询注意力、SwiGLU、RMSNorm、共用的输出矩阵）。只是数数，不运行任何计算；真正量用时在 ``timing.py``。
 
 占多少内存（一张 n × n 分数表、KV 缓存）在 ``memory.py``：``score_matrix_bytes``、``kv_cache_bytes`` 和 ``MAX_N``
 也从这里导出，``tl.costs.kv_cache_bytes`` 这样的写法照样能用。
@@ -16,7 +17,7 @@ from .memory import MAX_N, itemsize, kv_cache_bytes, score_matrix_bytes
 
 __all__ = ["rnn_multiply_adds", "attention_multiply_adds", "feedforward_multiply_adds", "score_matrix_bytes",
            "layer_costs", "multi_head_multiply_adds", "multi_head_parameters", "decode_multiply_adds",
-           "kv_cache_bytes", "encoder_parameters", "encoder_costs", "MAX_N", "MAX_D"]
+           "kv_cache_bytes", "encoder_parameters", "encoder_costs", "decoder_parameters", "MAX_N", "MAX_D"]
 
 MAX_D = 2**16  # 计算器接受的宽度：d 到 65536（序列长度 n 的上限 MAX_N 在 memory.py）
 
@@ -342,3 +343,56 @@ def encoder_costs(T: int, vocab_size: int, d_model: int, num_layers: int, num_he
     return {"parameters": params, "weight_bytes": params["total"] * itemsize(dtype),
             "multiply_adds": L * per_layer, "multiply_adds_per_token": L * per_layer // T,
             "kv_cache_bytes": kv_cache_bytes(T, D, L, dtype)}
+
+
+def decoder_parameters(vocab_size: int, d_model: int, num_layers: int, num_heads: int, num_kv_heads: int, d_ff: int,
+                       tied: bool = True) -> dict[str, int]:
+    """一个 Llama 式解码器（第 12 章的 SmolLM2）有多少个参数，分项数。没有偏置，也没有位置嵌入表（RoPE 不用参数）。
+
+    - 词嵌入 ``embeddings``：V × D；``tied=False`` 时输出矩阵再算一份 V × D（``output``），共用时是 0。
+    - 每层注意力 ``attention``：W_q、W_o 各 D × D；W_k、W_v 各 D × (H_kv · d_k)，d_k = D / H——分组查询注意力
+      (GQA) 只有 H_kv 个键/值头，这两个矩阵是多头时的 H_kv / H。
+    - 每层前馈 ``feed_forward``：SwiGLU 有三个矩阵（门、上、下），3 · D · d_ff。
+    - ``norms``：每层两个 RMSNorm 的 w（2D），最后再一个（D）；RMSNorm 没有 β。
+
+    Parameters
+    ----------
+    vocab_size, d_model, num_layers, num_heads, num_kv_heads, d_ff : int
+        V、D、L、H、H_kv、d_ff。D 要能被 H 整除，H 要能被 H_kv 整除。
+    tied : bool, default True
+        输出矩阵是否与词嵌入表共用。
+
+    Returns
+    -------
+    dict of int
+        ``embeddings``、``output``、``attention``、``feed_forward``、``norms``（后三项是 L 层的合计）、``total``。
+
+    Raises
+    ------
+    TypeError, ValueError
+        尺寸不是正整数、D 不能被 H 整除、H 不能被 H_kv 整除，或 ``tied`` 不是 bool。
+
+    Examples
+    --------
+    SmolLM2-135M（V = 49152，D = 576，L = 30，H = 9，H_kv = 3，d_ff = 1536）：
+
+    >>> p = decoder_parameters(49152, 576, 30, 9, 3, 1536)
+    >>> p["embeddings"], p["attention"], p["feed_forward"], p["total"]
+    (28311552, 26542080, 79626240, 134515008)
+    >>> decoder_parameters(49152, 576, 30, 9, 9, 1536)["attention"]   # 9 个键/值头：多 30 × 2 × 576 × 384
+    39813120
+    """
+    V, D, L, H, H_kv, d_ff = (check.positive_int(n, name) for n, name in (
+        (vocab_size, "vocab_size"), (d_model, "d_model"), (num_layers, "num_layers"), (num_heads, "num_heads"),
+        (num_kv_heads, "num_kv_heads"), (d_ff, "d_ff")))
+    check.heads_divide(D, H, source="", name="d_model")
+    if H % H_kv:
+        raise ValueError(f"num_heads={H} 必须能被 num_kv_heads={H_kv} 整除（每个键/值头由同样多个查询头共用，"
+                         f"例如 9 = 3 × 3）。")
+    kv_width = H_kv * (D // H)
+    parts = {"embeddings": V * D,
+             "output": 0 if check.boolean(tied, "tied") else V * D,
+             "attention": L * (2 * D * D + 2 * D * kv_width),
+             "feed_forward": L * 3 * D * d_ff,
+             "norms": L * 2 * D + D}
+    return parts | {"total": sum(parts.values())}
