@@ -122,7 +122,11 @@ class _Cursor:
         self.data, self.pos, self.source = data, 0, source
 
     def take(self, fmt: str) -> tuple:
-        size = struct.calcsize(fmt)
+        try:
+            size = struct.calcsize(fmt)
+        except struct.error:  # 损坏的长度大到 struct 都表示不了（比如 2⁶³ 字节）：当然也超出了文件
+            raise ValueError(f"{self.source} 损坏了：读到第 {self.pos} 字节时要读的长度（{fmt}）大得离谱，"
+                             f"文件只有 {len(self.data)} 字节。") from None
         if self.pos + size > len(self.data):
             raise ValueError(f"{self.source} 被截断了：读到第 {self.pos} 字节时还需要 {size} 字节，文件只有 {len(self.data)} 字节。")
         out = struct.unpack_from(fmt, self.data, self.pos)
