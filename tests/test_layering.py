@@ -42,7 +42,7 @@ ALLOWED: dict[str, tuple[set[str], set[str]]] = {
     "quiz": ({"lessons", "core", "_validation", "chapters"}, {"numpy"}),
     "figures": ({"lessons", "core", "plot", "widgets", "_validation", "chapters", "pretrained"}, {"numpy", "matplotlib"}),
     "pretrained": ({"core", "_validation"}, {"numpy"}),
-    "exercises": ({"_validation", "chapters"}, {"numpy"}),  # 动手写：每章的练习和检查器，只用 NumPy（参考答案自己写，不借 core）  # 第 10 章的真模型：读 PyPI wheel 里的权重，用 core 算前向
+    "exercises": ({"core", "_validation", "chapters"}, {"numpy"}),  # 动手写：参考答案自己写（给读者看）；错误写法可以借 core  # 第 10 章的真模型：读 PyPI wheel 里的权重，用 core 算前向
     TOP: ({"_validation", "_cache", "chapters", "core", "lessons", "plot", "widgets", "figures", "quiz", "pretrained", "exercises"}, {"numpy"}),
 }
 
