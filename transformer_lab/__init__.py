@@ -58,6 +58,7 @@ from .lessons import (
     positions,
     runs,
     saturation,
+    scale,
     show,
     timing,
     tiny_gpt,
@@ -134,6 +135,7 @@ __all__ = [
     "gpt_myths",
     "ngram",
     "bpe",
+    "scale",
     # 全书自测（和网站上的自测页同一份题库）
     "self_test",
     # 动手写：每章的练习，自己检查并认出常见错误
