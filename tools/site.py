@@ -217,7 +217,7 @@ BUILD_STAMP = ROOT / "_build" / ".site-test-build.json"
 
 # 仓库里建网站时不读的文件：只改了它们，建出来的还是同一个网站
 NOT_BOOK_INPUTS = ("tests/", "benchmarks/", ".ci/", "README.md", ".gitignore", "conftest.py", "tools/site.py",
-                   "tools/lab.py", "tools/refresh.py")
+                   "tools/lab.py", "tools/refresh.py", "tools/pdf_checks.py")
 
 
 def book_inputs(root: Path = ROOT) -> str | None:
