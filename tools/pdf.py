@@ -11,7 +11,7 @@
 * ``use_jupyterbook_latex: false``：Jupyter Book 默认加上的 ``sphinx_jupyterbook_latex`` 会把引擎改回它自己的设置、
   往导言区追加东西，它的文档类还要 ``bbm.sty``（只在 509 MB 的 texlive-fonts-extra 里）。不用它，由这里的
   ``latex_elements`` 决定一切。
-* ``book/_ext/print_edition.py``（只在 LaTeX 构建里起作用）：可交互图印成初始的一帧加图注，小测验和动手写的答案
+* ``book/_ext/print_edition.py``（网站和 PDF 都加载它，只在 LaTeX 构建里起作用）：可交互图印成初始的一帧加图注，小测验和动手写的答案
   挪到每章末尾，代码输出去掉 ANSI 转义。
 
 xelatex 缺字时只在日志里写一行 “Missing character” 而照样退出 0——中文会悄悄消失，所以退出码不可信：
@@ -59,7 +59,8 @@ LATIN_FONTS = ("DejaVu Serif", "DejaVu Sans", "DejaVu Sans Mono", "Latin Modern 
 # LaTeX 导言区。拉丁字母用 DejaVu：它有希腊字母、∈ ∂ 之类的符号和上下标字母（ᵀ ᵢ），正文和代码输出里的这些字
 # 不会缺；中文用 Noto CJK 的简体中文字形。DejaVu Serif 没有的两类字借 xeCJK 的“子区块”换字体：数学花体字母
 # （术语表里的词表 𝒱）用 TeX Live 自带的 Latin Modern Math，表情符号（第 11 章的字节例子 😀）用 DejaVu Sans。
-# 章名里已经写着“第 N 章”，所以不再编号（secnumdepth = -1），目录照样列出每一章。
+# 章名里已经写着“第 N 章”，所以不再编号（secnumdepth = -1）；目录只列部分和章（tocdepth = 0，两页），
+# 各节在 PDF 阅读器的书签里。
 FONTS = r"""
 \setmainfont{DejaVu Serif}[Scale=0.9]
 \setsansfont{DejaVu Sans}[Scale=0.9]
@@ -73,7 +74,7 @@ FONTS = r"""
 PREAMBLE = r"""
 \makeatletter\renewcommand{\@pnumwidth}{2.2em}\makeatother
 \setcounter{secnumdepth}{-1}
-\setcounter{tocdepth}{1}
+\setcounter{tocdepth}{0}
 \renewcommand{\contentsname}{目录}
 \linespread{1.25}
 \sphinxsetup{verbatimwrapslines=true}
@@ -101,7 +102,6 @@ PDF_OVERRIDES = {
         },
     }},
 }
-PRINT_EXTENSION = "print_edition"
 
 
 def missing_tools() -> list[str]:
@@ -135,15 +135,13 @@ def _merge(base: dict, extra: dict) -> dict:
 
 
 def pdf_config(root: Path = ROOT) -> dict:
-    """这次构建用的配置：``_config.yml`` + ``PDF_OVERRIDES``，再加上 ``print_edition`` 扩展。本书扩展的目录写成
-    绝对路径（Jupyter Book 按配置文件所在的目录解析它，而这份配置在 ``_build/pdf/`` 里）。"""
+    """这次构建用的配置：``_config.yml`` + ``PDF_OVERRIDES``。本书扩展的目录写成绝对路径（Jupyter Book 按配置文件
+    所在的目录解析它，而这份配置在 ``_build/pdf/`` 里）。"""
     import yaml
 
     config = _merge(yaml.safe_load((root / "_config.yml").read_text(encoding="utf-8")), PDF_OVERRIDES)
     sphinx = config["sphinx"]
-    sphinx["local_extensions"] = {name: str((root / path).resolve())
-                                  for name, path in {**sphinx["local_extensions"], PRINT_EXTENSION: "book/_ext"}.items()}
-    sphinx["config"]["extensions"] = [*sphinx["config"]["extensions"], PRINT_EXTENSION]
+    sphinx["local_extensions"] = {name: str((root / path).resolve()) for name, path in sphinx["local_extensions"].items()}
     return config
 
 

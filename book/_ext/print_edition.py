@@ -1,8 +1,8 @@
-"""PDF（印刷版）专用的加工：只在 LaTeX 构建里起作用（``tools/pdf.py`` 把它加进那一次构建的扩展列表），
-网站的 HTML 构建里什么也不做。
+"""PDF（印刷版）专用的加工：只在 LaTeX 构建里起作用（``tools/pdf.py`` 的那一次构建），网站的 HTML 构建里
+也加载它，但什么也不做（post-transform 只登记给 latex 格式）。
 
 LaTeX 构建把全书合成一棵文档树（每一章包在一个 ``start_of_file`` 节点里），在上面做一遍 post-transform。
-这里在 myst-nb 挑输出格式 (``SelectMimeType``，优先级 4) 之前做三件事：
+这里在 myst-nb 挑输出格式 (``SelectMimeType``，优先级 4) 之前做这几件事：
 
 1. **可交互图印成初始的一帧**：存档的 notebook 里，有滑块的图只有 ``text/html`` 的静态预览（一张 data URI 的 PNG
    加一句提示）和 ``text/plain`` 的说明（“可交互图「图名」：滑块 ∈ {…}”）。LaTeX 只认图片，这里从预览里取出
@@ -13,6 +13,8 @@ LaTeX 构建把全书合成一棵文档树（每一章包在一个 ``start_of_fi
    （“深入一点（可跳过）”“旁注”……）原地印出：加粗的标题，下面是内容。
 3. **代码输出去掉 ANSI 转义**（终端颜色码）：xelatex 会把 ESC 当成缺字。
 4. **并排的公式上下叠放**（``stack_equations``）：网页上一行放得下的两个公式，在 A4 的版心里会伸出页边。
+5. **书的骨架**：前言自成一章“前言”（``preface_chapter``）；``_toc.yml`` 的每一部分（第一部分……附录）前面有
+   一页部分标题（``part_pages``），也进目录。
 
 Markdown 页面里的图（``page_figures.py``）、自测页（``self_test_page.py``）和 PDF 下载链接（``pdf_download.py``）
 各自在自己的扩展里按构建器分两种写法。
@@ -140,7 +142,7 @@ def strip_ansi(tree: nodes.Node) -> int:
     return changed
 
 
-def _is_dropdown(node: nodes.Node) -> bool:
+def is_dropdown(node: nodes.Node) -> bool:
     return isinstance(node, nodes.container) and node.get("design_component") == "dropdown"
 
 
@@ -183,12 +185,15 @@ def collect_answers(tree: nodes.Node) -> int:
     moved = 0
     for chapter in _chapters(tree):
         quiz, exercise, pointed = [], [], set()
-        for dropdown in list(chapter.findall(_is_dropdown)):
-            if any(_is_dropdown(a) for a in _ancestors(dropdown)):
+        for dropdown in list(chapter.findall(is_dropdown)):
+            if any(is_dropdown(a) for a in _ancestors(dropdown)):
                 continue  # 折叠块里的折叠块跟着外面那一块走
             titles = _section_titles(dropdown)
             title, body = _split(dropdown)
             if QUIZ_SECTION in titles:
+                if not quiz:  # 第一道题前说一句答案在哪
+                    note = f"（印刷版：答案印在本章末尾的“{ANSWERS_TITLE}”里。）"
+                    dropdown.parent.insert(dropdown.parent.index(dropdown), nodes.paragraph("", "", nodes.emphasis(note, note)))
                 quiz.append((title, body))
                 dropdown.replace_self(_strong_para(title))
                 moved += 1
@@ -206,7 +211,7 @@ def collect_answers(tree: nodes.Node) -> int:
                 moved += 1
         if quiz or exercise:
             chapter += _answers_section(quiz, exercise)
-    for dropdown in list(tree.findall(_is_dropdown)):  # 其余的（深入一点、旁注……）原地展开
+    for dropdown in list(tree.findall(is_dropdown)):  # 其余的（深入一点、旁注……）原地展开
         title, body = _split(dropdown)
         box = nodes.container(classes=["print-aside"])
         if title:
@@ -265,6 +270,27 @@ def _answers_section(quiz, exercise) -> nodes.section:
     return section
 
 
+def part_pages(tree: nodes.Node, parts: list[tuple[str, str]]) -> int:
+    """``_toc.yml`` 的每一部分（``parts``：[(标题, 它的第一篇的文档名), …]）在合成的全书里前面加一页部分标题
+    （``\\part*``，也进目录），返回加了几个。"""
+    firsts = {docname: caption for caption, docname in parts}
+    added = 0
+    for start in list(tree.findall(addnodes.start_of_file)):
+        caption = firsts.get(start.get("docname"))
+        if caption:
+            tex = f"\\part*{{{caption}}}\\addcontentsline{{toc}}{{part}}{{{caption}}}\n"
+            start.parent.insert(start.parent.index(start), nodes.raw("", tex, format="latex"))
+            added += 1
+    return added
+
+
+def toc_parts(site_map) -> list[tuple[str, str]]:
+    """sphinx-external-toc 读出的 ``_toc.yml``（``site_map``，可以是 None）里带标题的各部分：(标题, 第一篇的文档名)。"""
+    if site_map is None:
+        return []
+    return [(tree.caption, str(tree.items[0])) for tree in site_map.root.subtrees if tree.caption and tree.items]
+
+
 class PrintEdition(SphinxPostTransform):
     """LaTeX 构建里，在 myst-nb 挑输出格式之前（优先级 3 < 4）做上面三件事。"""
 
@@ -273,6 +299,7 @@ class PrintEdition(SphinxPostTransform):
 
     def run(self, **kwargs) -> None:
         preface_chapter(self.document)
+        part_pages(self.document, toc_parts(getattr(self.config, "external_site_map", None)))
         add_first_frames(self.document)
         strip_ansi(self.document)
         stack_equations(self.document)

@@ -4,8 +4,9 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
-from tools import pdf_checks
+from tools import pdf, pdf_checks
 
 LOG_OK = """This is XeTeX, Version 3.141592653-2.6-0.999994
 Overfull \\hbox (3.53485pt too wide) in paragraph at lines 12--12
@@ -111,3 +112,12 @@ def test_page_range_grows_with_the_chapters():
     assert pdf_checks.page_range(11) == (220, 480)
     low, high = pdf_checks.page_range(13)
     assert low > 220 and high > 480
+
+
+def test_ci_installs_what_the_build_and_the_tests_need():
+    """.ci/run 装的 Debian 包正是 ``tools.pdf.APT_PACKAGES``（没有 TeX 时给读者的安装提示也是这一行）。"""
+    run = (Path(__file__).resolve().parents[2] / ".ci" / "run").read_text(encoding="utf-8")
+    line = next(x for x in run.splitlines() if x.startswith("TEX_PACKAGES="))
+    assert line.split("=", 1)[1].strip('"').split() == list(pdf.APT_PACKAGES)
+    assert " ".join(pdf.APT_PACKAGES) in pdf.INSTALL_HINT
+    assert pdf.no_tex_message(["命令 xelatex"]).startswith("不能生成 PDF：缺少命令 xelatex。")
