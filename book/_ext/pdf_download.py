@@ -74,8 +74,7 @@ def _replace(app, doctree, docname) -> None:
             label = f"下载本书的 PDF 版（{size_text(pdf.stat().st_size)}）"
             para = nodes.paragraph()
             para += nodes.reference("", label, refuri=href, classes=["tl-pdf-download"])
-            para += nodes.Text("：A4 大小，可以打印、离线阅读。PDF 里的可交互图是滑块在初始位置时的一帧，"
-                               "小测验和练习的答案印在每章末尾。")
+            para += nodes.Text("。PDF 里的可交互图是滑块在初始位置时的一帧，小测验和练习的答案印在每章末尾。")
             node.replace_self(para)
 
 

@@ -10,13 +10,19 @@ import re
 from pathlib import Path
 
 import pytest
+import yaml
 
 from transformer_lab import chapters
 
 from tools import pdf, pdf_checks
 
 ROOT = Path(__file__).resolve().parents[2]
-APPENDIX = ("numpy_primer", "notation", "self_test", "glossary", "resources")
+
+
+def toc_files() -> list[str]:
+    """``_toc.yml`` 里根页面之后的每一篇（文档名），按目录的顺序。"""
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text(encoding="utf-8"))
+    return [entry["file"] for part in toc.get("parts", []) for entry in part.get("chapters", [])]
 
 
 @pytest.fixture(scope="module")
@@ -38,17 +44,25 @@ def test_no_overfull_lines_in_chapters(book_pdf):
     assert not pdf_checks.overfull_lines(log, tex, headings)
 
 
-def test_every_chapter_in_order_with_answers_at_its_end(text):
-    """每一章：章名、正文里均匀取的三句、（有小测验的章）末尾的“答案与提示”，按顺序；之后是附录各页和自测答案。"""
-    groups = []
+def test_every_page_in_toc_order_with_chapter_answers_at_each_chapter_end(text):
+    """``_toc.yml`` 的每一篇按顺序：章是章名、正文里均匀取的三句、（有小测验的章）末尾的“答案与提示”；
+    Markdown 页面（附录）是它的标题，自测页后面还有“自测答案”。"""
     markdowns = [pdf_checks.notebook_markdown(ROOT / c.notebook) for c in chapters.CHAPTERS]
+    by_doc = {}
     for c, cells, sentences in zip(chapters.CHAPTERS, markdowns, pdf_checks.chapter_samples(markdowns)):
         assert len(sentences) == 3, f"第 {c.number} 章取不到三个可比对的句子"
         has_quiz = any(re.search(r"^## 小测验", cell, re.M) for cell in cells)
-        groups.append((c.heading, sentences + (["答案与提示"] if has_quiz else [])))
-    for stem in APPENDIX:
-        title = re.search(r"^# (.+)$", (ROOT / "book" / f"{stem}.md").read_text(encoding="utf-8"), re.M).group(1)
-        groups.append((title, ["自测答案"] if stem == "self_test" else []))
+        by_doc[c.docname] = (c.heading, sentences + (["答案与提示"] if has_quiz else []))
+    groups = []
+    for doc in toc_files():
+        if doc in by_doc:
+            groups.append(by_doc.pop(doc))
+            continue
+        page = (ROOT / f"{doc}.md").read_text(encoding="utf-8")
+        title = re.search(r"^# (.+)$", page, re.M).group(1)
+        groups.append((title, ["自测答案"] if "```{self-test}" in page else []))
+    assert not by_doc, f"章节表里的章不在 _toc.yml 里：{sorted(by_doc)}"
+    assert any(extra == ["自测答案"] for _, extra in groups), "自测页不在 _toc.yml 里？"
     assert not pdf_checks.in_order(text, groups)
 
 
