@@ -23,8 +23,10 @@ from sphinx.util.docutils import SphinxDirective
 
 SITE_ENV = "TRANSFORMER_LAB_PDF"   # 与 tools/pdf.py 的 SITE_ENV 相同（扩展不导入写书的工具）
 FILE_NAME = "transformer-lab.pdf"  # 在网站里的位置：根目录
-HOW_TO_BUILD = ("这个网站生成时没有附上 PDF 版。想要 PDF，请在仓库根目录运行 python3 dev.py pdf"
-                "（要先装 TeX：xelatex 和 ctex，装法见仓库的 README），生成的文件在 _build/pdf/transformer-lab.pdf。")
+# 网页上的英文词都要是书里自己用过的（tests/site/test_site.py 的界面语言检查按 book/*.md 的词放行）：
+# PDF、TeX 在前言里，python、dev、py 在前言的命令里，README 在自测页里。
+HOW_TO_BUILD = ("这个网站生成时没有附上 PDF 版（生成它的电脑上没有装 TeX）。想要 PDF，请在仓库根目录运行 "
+                "python3 dev.py pdf，要装什么见仓库的 README。")
 
 
 class pdf_download_placeholder(nodes.General, nodes.Element):
