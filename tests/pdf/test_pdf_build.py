@@ -44,6 +44,16 @@ def test_a_pdf_is_reused_only_from_a_clean_build_of_the_same_inputs(tmp_path, mo
     assert not pdf.up_to_date(record, "甲")                       # 文件不在了
 
 
+def test_the_site_is_rebuilt_when_tex_comes_or_goes(monkeypatch):
+    """有 TeX 时网站里多了 PDF 和下载链接：没有 TeX 时建的网站，装上 TeX 后不能再拿来测（反过来也一样）。"""
+    from tools.site import book_inputs
+
+    monkeypatch.setattr(pdf, "missing_tools", lambda: [])
+    with_tex = book_inputs()
+    monkeypatch.setattr(pdf, "missing_tools", lambda: ["命令 xelatex"])
+    assert with_tex is not None and book_inputs() != with_tex
+
+
 def test_without_tex_the_message_says_what_to_install(monkeypatch):
     monkeypatch.setattr(pdf.shutil, "which", lambda cmd: None)
     missing = pdf.missing_tools()
