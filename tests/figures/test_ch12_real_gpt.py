@@ -18,7 +18,6 @@ from transformer_lab.figures.ch12_real_gpt import (
     gpt_attention_map,
     gpt_generation_steps,
     gpt_next_token,
-    show_token,
 )
 from transformer_lab.quiz.bank_ch12 import SMOLLM2
 
@@ -107,10 +106,6 @@ def test_quiz_sizes_are_the_models(smollm2):
     c = smollm2.config
     assert SMOLLM2 == {"vocab_size": c.vocab_size, "d_model": c.d_model, "num_layers": c.num_layers,
                        "num_heads": c.num_heads, "num_kv_heads": c.num_kv_heads, "d_ff": c.d_ff}
-
-
-def test_show_token():
-    assert show_token(" Paris") == "␣Paris" and show_token("\n\n") == "⏎⏎" and show_token("it") == "it"
 
 
 TE, VE = TypeError, ValueError

@@ -19,7 +19,7 @@ from ..pretrained import load
 from ..widgets.explorable import FRAME_CAP, Explorable, Slider
 
 __all__ = ["MODEL", "BAR_PROMPT", "TEMPERATURES", "TOP_KS", "TOP_PS", "NO_LIMIT", "SHOWN", "GEN_PROMPT", "GEN_NEW",
-           "MAP_PROMPT", "MAP_LAYERS", "show_token", "gpt_next_token", "gpt_generation_steps", "gpt_attention_map"]
+           "MAP_PROMPT", "MAP_LAYERS", "gpt_next_token", "gpt_generation_steps", "gpt_attention_map"]
 
 MODEL = "SmolLM2-135M-Instruct"
 BAR_PROMPT = "Once upon a time, there was a little"
@@ -34,10 +34,10 @@ MAP_LAYERS = (1, 2, 6, 12, 18, 24, 30)  # 30 层里取 7 层（帧数：7 × 9 =
 _KEPT, _DROPPED, _NEW = "#31688e", "#bbbbbb", "#b5367a"
 
 
-def show_token(piece: str) -> str:
+def _show_token(piece: str) -> str:
     """把一个词元的文字写成看得见的样子：开头的空格 → "␣"，换行 → "⏎"。
 
-    >>> show_token(" girl"), show_token("\\n"), show_token("Once")
+    >>> _show_token(" girl"), _show_token("\\n"), _show_token("Once")
     ('␣girl', '⏎', 'Once')
     """
     return piece.replace("\n", "⏎").replace(" ", "␣")
@@ -106,7 +106,7 @@ def gpt_next_token(prompt: str = BAR_PROMPT) -> Explorable:
     model = load(MODEL)
     logits = model.logits(model.encode(prompt))[-1].astype(np.float64)  # (V,) 最后一个位置的打分
     order = np.argsort(-logits, kind="stable")[:SHOWN]
-    labels = tuple(show_token(model.decode([int(i)])) for i in order)
+    labels = tuple(_show_token(model.decode([int(i)])) for i in order)
     return Explorable(
         view=_BarsView,
         data={"logits": logits, "labels": labels, "prompt": prompt},
@@ -161,7 +161,7 @@ class _StepView:
         self.future.set_rotation(0 if self.S - n >= 3 else 90)
         self.future.set_visible(n < self.S)
         kb = n * self.bytes_per_token / 1024
-        reading, written = show_token(self.context[n - 1]), show_token(self.written[s])
+        reading, written = _show_token(self.context[n - 1]), _show_token(self.written[s])
         sep = "\n" if self.narrow else "，"
         self.suptitle.set_text(f"第 {step} 步：读进“{reading}”{sep}写出“{written}”（贪心）\n"
                                f"KV 缓存 {n} 个词元，{kb:,.0f} KB")
