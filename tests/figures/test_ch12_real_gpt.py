@@ -76,7 +76,7 @@ def test_generation_step_attention_is_the_cached_forward(steps, smollm2):
 def test_heatmap_frames_are_the_models_causal_attention(heat, smollm2):
     ids = smollm2.encode(MAP_PROMPT)
     _, weights = smollm2.feed_unchecked(np.array(ids), smollm2.new_caches(len(ids)))
-    assert heat.frame_count == len(MAP_LAYERS) * 9 and heat.start == {"layer": 12, "head": 1}
+    assert heat.frame_count == len(MAP_LAYERS) * 9 and heat.start == {"layer": 2, "head": 3}
     for layer, head in ((1, 1), (12, 5), (30, 9)):
         w = heat.update(layer=layer, head=head)["weights"]
         np.testing.assert_array_equal(w, weights[layer - 1][head - 1])
@@ -84,6 +84,10 @@ def test_heatmap_frames_are_the_models_causal_attention(heat, smollm2):
         np.testing.assert_allclose(w.sum(axis=-1), 1, atol=1e-5)
     # 反证：两个头不一样
     assert not np.allclose(heat.update(layer=1, head=1)["weights"], heat.update(layer=1, head=2)["weights"])
+    # 图注说的：打开的那一帧（第 2 层第 3 头）主要看前一个词元；第 24 层的 9 个头都是第一个词元的汇点
+    opened = heat.update(**heat.start)["weights"]
+    assert np.diagonal(opened, -1).mean() > 0.6 and (opened[1:].argmax(axis=-1) == np.arange(len(ids) - 1)).mean() > 0.7
+    assert all(heat.update(layer=24, head=h)["first"][0] > 0.5 for h in range(1, 10))
 
 
 def test_heatmap_marks_it_and_fits_a_phone(heat):

@@ -124,7 +124,7 @@ def gpt_next_token(prompt: str = BAR_PROMPT) -> Explorable:
 
 
 class _StepView:
-    """上：最新读进的词元在每一层（9 个头平均）看前文的谁，行 = 30 层，列 = 前文的位置；还没写出来的位置罩上灰色。
+    """最新读进的词元在每一层（9 个头平均）看前文的谁：行 = 30 层，列 = 前文的词元（轴下斜着写）；还没写出来的位置罩上灰色。
     标题写着这一步读进、写出的词元和 KV 缓存的大小。"""
 
     def __init__(self, fig, axes, layout, attention, context, written, cache_length, bytes_per_token):
@@ -142,7 +142,6 @@ class _StepView:
         self.span = ax.axvspan(S - 0.5, S - 0.5, color="0.85", zorder=3)
         self.future = ax.text(S - 0.5, 0.5, "还没写", transform=ax.get_xaxis_transform(), ha="center", va="center",
                               fontsize=9, color="0.35", zorder=4)
-        ax.set_xlabel("前文的词元（键）", labelpad=26 if layout.narrow else 22, fontsize=9)
         self.S, self.narrow = S, layout.narrow
         self.suptitle = fig.suptitle(" ", fontsize=9 if layout.narrow else 10)
         self.artists = [self.image, *self.labels, self.span, self.future, self.suptitle]
@@ -268,8 +267,8 @@ def gpt_attention_map(prompt: str = MAP_PROMPT) -> Explorable:
     return Explorable(
         view=_MapView,
         data={"weights": picked, "tokens": tokens, "layers": MAP_LAYERS},
-        sliders=[Slider("layer", MAP_LAYERS, label="第几层", default=12),
-                 Slider("head", tuple(range(1, H + 1)), label="第几个头", default=1)],
+        sliders=[Slider("layer", MAP_LAYERS, label="第几层", default=2),  # 第 2 层第 3 头：看前一个词元（0.66）
+                 Slider("head", tuple(range(1, H + 1)), label="第几个头", default=3)],
         title="SmolLM2 读一句话的注意力图：每个词元只看自己和前面",
         alt=f"SmolLM2-135M-Instruct 第 {{layer}} 层第 {{head}} 个头读“{prompt}”的注意力热力图（行 = 查询词元，"
             "列 = 键词元）；右上角是因果掩码挡住的 0。",
