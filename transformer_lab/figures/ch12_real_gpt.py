@@ -142,6 +142,8 @@ class _StepView:
         self.span = ax.axvspan(S - 0.5, S - 0.5, color="0.85", zorder=3)
         self.future = ax.text(S - 0.5, 0.5, "还没写", transform=ax.get_xaxis_transform(), ha="center", va="center",
                               fontsize=9, color="0.35", zorder=4)
+        # 轴下的词元每步才写上：x 轴标题离轴留够地方（斜着写的最长词元），排版时就为它们留出空间
+        ax.set_xlabel("前文的词元（键）", labelpad=38, fontsize=9)
         self.S, self.narrow = S, layout.narrow
         self.suptitle = fig.suptitle(" ", fontsize=9 if layout.narrow else 10)
         self.artists = [self.image, *self.labels, self.span, self.future, self.suptitle]
