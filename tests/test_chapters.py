@@ -337,7 +337,7 @@ def test_quiz_check_can_fail():
     every = [c.number for c in CHAPTERS]
     assert quiz_problems(CHAPTERS, every) == []
     assert quiz_problems((*CHAPTERS, NINE), every) == [f"第 {NEXT} 章在自测里一道题也没有"]
-    assert quiz_problems(CHAPTERS, [*every, 12]) == ["有题考的是第 12 章，章节表里没有这一章"]
+    assert quiz_problems(CHAPTERS, [*every, NEXT]) == [f"有题考的是第 {NEXT} 章，章节表里没有这一章"]
 
 
 def test_bank_check_can_fail():

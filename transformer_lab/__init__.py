@@ -27,6 +27,7 @@ from .core.decoding import next_token_probs
 from .core.embedding import embed, embedding_backward
 from .core.encoder import encoder_layer, encoder_layer_backward, encoder_layer_steps, init_encoder_params
 from .core.feed_forward import feed_forward, feed_forward_backward
+from .core.gqa import grouped_query_attention
 from .core.kv_cache import KVCache
 from .core.layer_norm import layer_norm, layer_norm_backward
 from .core.linear import linear_backward
@@ -34,9 +35,12 @@ from .core.loss import cross_entropy, cross_entropy_backward
 from .core.multihead import merge_heads, multi_head_attention, multi_head_attention_backward, split_heads
 from .core.positional import positional_frequencies, rope, sinusoidal_positional_encoding
 from .core.qkv import init_qkv_weights, qkv_projections
+from .core.rms_norm import rms_norm
 from .core.rnn import input_jacobians, orthogonal_recurrent_weights, random_rnn, rnn_forward
+from .core.rotary import rotary
 from .core.similarity import cosine_similarity, dot
 from .core.softmax import softmax, softmax_backward
+from .core.swiglu import silu, swiglu
 from .core.tiled import tiled_attention
 from .lessons import (
     bpe,
@@ -97,6 +101,12 @@ __all__ = [
     "encoder_layer_steps",
     "init_encoder_params",
     "next_token_probs",
+    # core：第 12 章的真 GPT 新添的零件
+    "rms_norm",
+    "swiglu",
+    "silu",
+    "rotary",
+    "grouped_query_attention",
     # core：反向传播（本书自己手写的梯度）
     "softmax_backward",
     "linear_backward",

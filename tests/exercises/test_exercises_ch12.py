@@ -2,8 +2,8 @@
 必须被认成恰好那个错误；独立写的正确写法（循环、复数乘法、先转整行再取一行……）必须通过；参考答案和
 ``core.rms_norm``、``core.rotary`` 逐个输入一致（那两个是另外写的，带缩放、float32 的处理）。
 
-第 12 章还不在章节表里时，``tl.exercises`` 不载入这个模块，这里直接用检查器 ``checker.run``；
-章节表加上第 12 章以后，``tests/exercises/test_checker.py`` 的通用检查（乱写的函数、每个错误写法认得出）自动覆盖它们。
+检查走 ``tl.exercises.check``（``helpers.exercises.assert_status``），和读者在 notebook 里用的是同一个入口；
+``tests/exercises/test_checker.py`` 的通用检查（乱写的函数、每个错误写法认得出）也覆盖它们。
 """
 
 from __future__ import annotations
@@ -14,16 +14,15 @@ import pytest
 from transformer_lab.core.rms_norm import rms_norm as core_rms_norm
 from transformer_lab.core.rotary import rotary, rotary_halves
 from transformer_lab.exercises import ch12
-from transformer_lab.exercises.checker import run
+
+from helpers.exercises import assert_status
 
 EXERCISES = {ex.name: ex for ex in ch12.EXERCISES}
 
 
-def assert_status(name: str, fn, status: str, diagnosis: str | None = None) -> None:
-    feedback = run(EXERCISES[name], fn)
-    assert (feedback.status, feedback.diagnosis) == (status, diagnosis), str(feedback)
-    assert feedback.passed is (status == "passed")
-    assert any("\u4e00" <= ch <= "\u9fff" for ch in feedback.message), str(feedback)
+def test_chapter_12_exercises_are_loaded():
+    import transformer_lab as tl
+    assert list(tl.exercises.for_chapter(12)) == ["rms_norm", "apply_rope"]
 
 
 def _shown(name: str):

@@ -27,6 +27,11 @@ def decoder():
     return machine.transformer_diagram(decoder=True)
 
 
+@pytest.fixture(scope="module")
+def modern():
+    return machine.transformer_diagram(decoder=True, modern=True)
+
+
 def _strings(ex, layout):
     return [t.text for t in ex.texts(layout)]
 
@@ -156,8 +161,8 @@ def test_the_wide_layout_explains_each_box_and_the_narrow_one_keeps_only_names(e
         assert ex.layout("narrow").size[1] > ex.layout("wide").size[1]
 
 
-def test_no_two_labels_overlap_and_every_label_is_big_enough(encoder, decoder):
-    for ex in (encoder, decoder):
+def test_no_two_labels_overlap_and_every_label_is_big_enough(encoder, decoder, modern):
+    for ex in (encoder, decoder, modern):
         for layout in ("wide", "narrow"):
             items = [t for t in ex.texts(layout) if t.text.strip()]
             assert min(t.size_pt for t in items) >= MIN_FONT_PT
@@ -171,8 +176,8 @@ def test_no_two_labels_overlap_and_every_label_is_big_enough(encoder, decoder):
                     assert not overlap, (layout, a.text, b.text)
 
 
-def test_alt_text_walks_through_every_box_with_its_chapter(encoder, decoder):
-    for ex, m in ((encoder, machine.ENCODER), (decoder, machine.DECODER)):
+def test_alt_text_walks_through_every_box_with_its_chapter(encoder, decoder, modern):
+    for ex, m in ((encoder, machine.ENCODER), (decoder, machine.DECODER), (modern, machine.MODERN)):
         alt = ex.alt_text()
         assert all(b.name.split(" $")[0] in alt for b in m.boxes)
         assert m.result in alt and "重复 N 次" in alt
@@ -180,9 +185,30 @@ def test_alt_text_walks_through_every_box_with_its_chapter(encoder, decoder):
     assert "中间 4 个方框组成一层" in encoder.alt_text() and "中间 6 个方框组成一层" in decoder.alt_text()
 
 
+def test_the_modern_machine_is_chapter_twelve_smollm2(modern):
+    """第 12 章的真 GPT：和第 9 章同样的次序、同样是 pre-LN 带 LN_f；五个零件换了名字，并且指向第 12 章。"""
+    m = machine.MODERN
+    assert [b.key for b in m.boxes] == DECODER_ORDER and _pre_ln_problems(m) == []
+    names = " ".join(b.name for b in m.boxes)
+    for part in ("RMSNorm", "SwiGLU", "分组查询注意力", "RoPE", "词嵌入表"):
+        assert part in names, part
+    assert "位置表" not in names.replace("没有位置表", "")  # 没有学出来的位置表：位置交给 RoPE
+    assert all(12 in b.chapters for b in m.boxes if b.key not in ("add_1", "add_2"))
+    assert modern.title.endswith("第 12 章的真 GPT") and "SmolLM2" in modern.alt_text()
+    for layout in ("wide", "narrow"):
+        texts = _strings(modern, layout)
+        assert all(b.name in texts for b in m.boxes), layout
+    modern.static_html()  # 两种版式都画得出来：字伸出画布时这里就报错
+
+
 ERROR_CASES = [
     ("transformer_diagram-decoder-not-bool", call(machine.transformer_diagram, decoder="yes"), TypeError,
      "decoder 必须是 True 或 False"),
     ("_machine-decoder-not-bool", call(machine._machine, 1), TypeError, "decoder 必须是 True 或 False"),
+    ("transformer_diagram-modern-not-bool", call(machine.transformer_diagram, decoder=True, modern=1), TypeError,
+     "modern 必须是 True 或 False"),
+    ("transformer_diagram-modern-encoder", call(machine.transformer_diagram, modern=True), ValueError,
+     "modern=True 画的是第 12 章的真 GPT，它只有解码器"),
+    ("_machine-modern-encoder", call(machine._machine, False, True), ValueError, "请同时传 decoder=True"),
 ]
 test_documented_errors = error_table_test(ERROR_CASES)

@@ -60,6 +60,9 @@ INDEPENDENT = {
     "ch11-pairs": sum(a == b == "a" for a, b in zip("aaaa", "aaaa"[1:])),  # 相邻的位置数
     "ch11-three-merges": len("XdXac"),                                  # 手算：aa → Z，Za → Y，Yb → X
     "ch11-embedding": 4096 * 64,
+    "ch12-gqa-cache": 2 * 30 * 3 * 64 * 4,                              # k 和 v × 层 × 键值头 × d_k × 4 字节
+    "ch12-rmsnorm": 3 / math.sqrt((9 + 16) / 2 + 1e-5),
+    "ch12-tied": 49152 * 576,                                           # 词表 × D
 }
 SEEDS = {"seed-forget", "seed-hops", "seed-parallel", "seed-qkv-origin", "seed-sqrt-dk", "seed-heads",
          "seed-position", "seed-it-animal"}

@@ -1,6 +1,6 @@
 """全书的总图：一个 Transformer 从输入的词元到最上面的输出，每个方框写着它在哪一章算过。
 
-同一个函数画两种机器，前言、第 8 章末尾和第 9 章用的就是它们：
+同一个函数画三种机器，前言、第 8 章末尾、第 9 章和第 12 章用的就是它们：
 
 * ``transformer_diagram()``：**编码器**（第 8 章那一层叠 N 层，不带掩码）。这是原论文编码器和 BERT 的 post-LN
   接法：先做工序、加上残差、再层归一化。每个位置都看得见整句话（包括后文），所以它最上面不是“下一个词的概率”
@@ -9,11 +9,15 @@
   接法：每道工序之前先层归一化，工序的结果加回直路上（直路上没有 LN）；N 层之后再过一道 LN_f，
   最后线性层 + softmax 给出每个位置“下一个字是字表里每个字的概率”，形状 (T, |𝒱|)。
 
-两张图底下都有同一句话：论文原版（2017）是编码器–解码器，解码器每层还多一道交叉注意力。
+* ``transformer_diagram(decoder=True, modern=True)``：第 12 章的真 GPT（SmolLM2，``pretrained/llama.py``）。同一台
+  只有解码器的机器，换了五个零件：层归一化 → RMSNorm，前馈网络 → SwiGLU，位置表 → RoPE（在注意力里转 q、k），
+  多头 → 分组查询注意力，输出层 → 词嵌入表（权重共享）。
+
+三张图底下都有同一句话：论文原版（2017）是编码器–解码器，解码器每层还多一道交叉注意力。
 方框从下往上排，和数据流动的方向一致；每个箭头旁写着那里的数组形状，蓝线是残差。宽版（电脑）把“第几章、做什么”
 写在方框右边；窄版（手机）图只有一半宽，方框里只写名字和章号。
 
-方框和章号的对应只写在 ``ENCODER``、``DECODER`` 这两张表里；章名取自 ``transformer_lab.chapters``，
+方框和章号的对应只写在 ``ENCODER``、``DECODER``、``MODERN`` 这三张表里；章名取自 ``transformer_lab.chapters``，
 表里的章号不在书里时画图就报错（不会画出指向不存在的一章的方框）。
 """
 
@@ -28,7 +32,7 @@ from .. import chapters
 from ..plot.figure import MIN_FONT_PT
 from ..widgets.explorable import Explorable
 
-__all__ = ["Box", "Machine", "ENCODER", "DECODER", "ORIGINAL", "transformer_diagram"]
+__all__ = ["Box", "Machine", "ENCODER", "DECODER", "MODERN", "ORIGINAL", "transformer_diagram"]
 
 TITLE_PT = 11.0
 NAME_PT = 10.0
@@ -128,7 +132,29 @@ DECODER = Machine(
     title_short="解码器：每个字只看前面",
 )
 
-# 两张图底下的同一句话（第 8 章讲一层时在括号里提过交叉注意力）
+# 第 12 章的真 GPT（SmolLM2，pretrained/llama.py）：和 DECODER 同样的方框次序，五个零件换成今天的版本。
+# 名字里的“RMSNorm”也是一种归一化：方框名写“RMSNorm 归一化”，和上面的层归一化一样读作归一化。
+MODERN = Machine(
+    boxes=(
+        Box("embed", "词嵌入（没有位置表）", (1, 12), "查表得到词向量；位置交给 RoPE", "(T, D)"),
+        Box("ln_1", "RMSNorm 归一化", (12,), "整理一下：只除以均方根，不减均值", "(T, D)", True),
+        Box("attention", "分组查询注意力 + RoPE", (4, 6, 7, 12), "9 个查询头共用 3 组 k、v；q、k 按位置转", "(T, D)", True),
+        Box("add_1", "残差相加", (8,), "把听到的加回直路（直路上没有归一化）", "(T, D)", True),
+        Box("ln_2", "RMSNorm 归一化", (12,), "再整理一次", "(T, D)", True),
+        Box("ffn", "SwiGLU 前馈网络", (12,), "带门的前馈网络（中间 d_ff 维）", "(T, D)", True),
+        Box("add_2", "残差相加", (8,), "再加回直路，成为下一层的输入", "(T, D)", True),
+        Box("ln_f", r"最后的 RMSNorm 归一化 $\mathrm{LN}_f$", (12,), "叠完 N 层，再整理一次", "(T, D)"),
+        Box("output", "乘词嵌入表 + softmax", (9, 12), "输出层就是词嵌入表（权重共享）", r"(T, $|\mathcal{V}|$)"),
+    ),
+    skips=(("ln_1", "add_1"), ("ln_2", "add_2")),
+    result="每个位置：下一个词元是词表里每个词元的概率",
+    result_short="每个位置：下一个词元的概率",
+    uses=(),
+    title="第 12 章的真 GPT（SmolLM2）：同一台机器，五个新零件",
+    title_short="真 GPT：五个新零件",
+)
+
+# 三张图底下的同一句话（第 8 章讲一层时在括号里提过交叉注意力）
 ORIGINAL = ("论文原版（2017）是编码器–解码器：原文图 1 左边一摞编码器，右边一摞解码器；"
             "解码器每层还多一道交叉注意力，去看编码器的输出（第 8 章提过一句）。")
 
@@ -175,8 +201,8 @@ def _wrap(text: str, width: int) -> str:
     return "\n".join([*lines, line])
 
 
-def _machine(decoder: bool = False) -> Machine:
-    """``decoder`` 选中的那一种机器。每个章号都必须在书的章节表里。
+def _machine(decoder: bool = False, modern: bool = False) -> Machine:
+    """``decoder``、``modern`` 选中的那一种机器。每个章号都必须在书的章节表里。
 
     Examples
     --------
@@ -184,10 +210,15 @@ def _machine(decoder: bool = False) -> Machine:
     ['embed', 'attention', 'add_norm_1']
     >>> [b.key for b in _machine(decoder=True).boxes][-2:]
     ['ln_f', 'output']
+    >>> _machine(decoder=True, modern=True).boxes[5].name
+    'SwiGLU 前馈网络'
     """
-    if not isinstance(decoder, bool):
-        raise TypeError(f"decoder 必须是 True 或 False，收到的是 {decoder!r}（{type(decoder).__name__}）。")
-    machine = DECODER if decoder else ENCODER
+    for value, name in ((decoder, "decoder"), (modern, "modern")):
+        if not isinstance(value, bool):
+            raise TypeError(f"{name} 必须是 True 或 False，收到的是 {value!r}（{type(value).__name__}）。")
+    if modern and not decoder:
+        raise ValueError("modern=True 画的是第 12 章的真 GPT，它只有解码器：请同时传 decoder=True。")
+    machine = (MODERN if modern else DECODER) if decoder else ENCODER
     known = chapters.numbers()
     for box in machine.boxes:
         missing = [n for n in box.chapters if n not in known]
@@ -290,7 +321,7 @@ class _MachineView:
         return dict(self.drawn)
 
 
-def transformer_diagram(decoder: bool = False) -> Explorable:
+def transformer_diagram(decoder: bool = False, modern: bool = False) -> Explorable:
     """全书的总图。每个方框写着在哪一章算过，箭头旁写着数组形状，蓝线是残差，最底下一句说明原论文的样子。
 
     * ``decoder=False``（第 8 章）：编码器，原论文编码器和 BERT 的 post-LN 接法。输入的词元 → 词嵌入 + 位置编码 →
@@ -300,10 +331,15 @@ def transformer_diagram(decoder: bool = False) -> Explorable:
       带因果掩码的多头自注意力 → 残差相加；层归一化 → 前馈网络 → 残差相加] → LN_f → 线性层 + softmax →
       每个位置：下一个字是字表里每个字的概率 (T, |𝒱|)。
 
+    * ``decoder=True, modern=True``（第 12 章）：SmolLM2，同样的次序，零件换成 RMSNorm、分组查询注意力 + RoPE、
+      SwiGLU，最后乘词嵌入表（权重共享）。
+
     Parameters
     ----------
     decoder : bool, default False
-        True：画第 9 章的小 GPT（注意力带因果掩码，每个字只看自己和前面的字）。
+        True：画只有解码器的机器（注意力带因果掩码，每个字只看自己和前面的字）。
+    modern : bool, default False
+        True（要和 ``decoder=True`` 一起）：画第 12 章的真 GPT 的零件。
 
     Returns
     -------
@@ -313,19 +349,20 @@ def transformer_diagram(decoder: bool = False) -> Explorable:
     Raises
     ------
     TypeError
-        ``decoder`` 不是 bool。
+        ``decoder`` 或 ``modern`` 不是 bool。
     ValueError
-        表里的章号不在书的章节表里。
+        ``modern=True`` 却没有 ``decoder=True``，或表里的章号不在书的章节表里。
 
     Examples
     --------
     >>> transformer_diagram().layout("narrow").size[0] <= 3.6
     True
     """
-    machine = _machine(decoder)
+    machine = _machine(decoder, modern)
     steps = "；".join(f"{b.name}（{_chapter_label(b.chapters)}，输出 {b.shape_out}）" for b in machine.boxes)
     layer = sum(b.in_layer for b in machine.boxes)
-    kind = ("只有解码器的 Transformer（第 9 章的小 GPT，pre-LN：每道工序之前先层归一化）" if decoder
+    kind = ("第 12 章的真 GPT SmolLM2（只有解码器，pre-LN：每道工序之前先 RMSNorm）" if modern
+            else "只有解码器的 Transformer（第 9 章的小 GPT，pre-LN：每道工序之前先层归一化）" if decoder
             else "Transformer 编码器（原论文编码器和 BERT 的 post-LN：先相加再层归一化）")
     uses = "".join(machine.uses)
     alt = (f"一张从下往上的方框图，画的是{kind}：输入 T 个词元，依次经过 {steps}；最上面是“{machine.result}”。"
@@ -336,7 +373,7 @@ def transformer_diagram(decoder: bool = False) -> Explorable:
     narrow_h = 0.6 * _span(n, True, len(machine.uses))[1] + 0.4
     return Explorable(
         view=_MachineView, sliders=[], data={"machine": machine, "decoder": decoder},
-        title="整个 Transformer" + ("：解码器" if decoder else ""),
+        title="整个 Transformer" + ("：第 12 章的真 GPT" if modern else "：解码器" if decoder else ""),
         alt=alt.replace("{", "{{").replace("}", "}}"),
         size=(6.8, round(wide_h, 2)), narrow_size=(3.6, round(narrow_h, 2)),
     )
