@@ -21,6 +21,7 @@ from .figures.ch08_transformer_layer import depth_gradients, layer_norm_steps, l
 from .figures.ch09_next_token import encoder_vs_decoder, generation_steps, next_token_bars, training_checkpoints
 from .figures.ch10_real_model import pronoun_heads, real_attention, real_attention_zh, real_similarity, real_token_heads
 from .figures.ch11_tokenization import bpe_merges, tokenizer_compare, vocab_costs
+from .figures.ch13_assistant import dpo_beta, lora_ranks, sft_checkpoints
 from .figures.machine import transformer_diagram
 from .widgets.explorable import Explorable
 
@@ -57,6 +58,9 @@ CATALOG: tuple[Callable[..., Explorable], ...] = (
     bpe_merges,
     vocab_costs,
     tokenizer_compare,
+    sft_checkpoints,
+    lora_ranks,
+    dpo_beta,
 )
 
 FIGURES = (timing_curves, direct_attention_map, feature_heatmap, sentence_features, swapped_glasses, readout_scatter,
