@@ -82,6 +82,7 @@ CHAPTERS: tuple[Chapter, ...] = (
     Chapter(9, "09_next_token", "下一个词：从一层 Transformer 到一个会写字的小 GPT", "下一个词：小 GPT"),
     Chapter(10, "10_real_model", "真模型：一个真正训练过的 Transformer，在本书自己的 NumPy 里跑", "真模型", revisits=True),
     Chapter(11, "11_tokenization", "分词：文字怎样变成词元", "分词"),
+    Chapter(13, "13_assistant", "从接话到助手：预训练、指令微调、LoRA 和偏好", "从接话到助手"),
 )
 
 

@@ -60,6 +60,9 @@ INDEPENDENT = {
     "ch11-pairs": sum(a == b == "a" for a, b in zip("aaaa", "aaaa"[1:])),  # 相邻的位置数
     "ch11-three-merges": len("XdXac"),                                  # 手算：aa → Z，Za → Y，Yb → X
     "ch11-embedding": 4096 * 64,
+    "ch13-mask": len("每个词挂出来的标签：我是什么。") + 1,                 # 答案的字 + 结尾的换行
+    "ch13-lora": 8 * 64 + 8 * 64,                                       # A 是 64 × 8，B 是 8 × 64
+    "ch13-dpo-start": math.log(2),                                      # z = 0：-log σ(0)
 }
 SEEDS = {"seed-forget", "seed-hops", "seed-parallel", "seed-qkv-origin", "seed-sqrt-dk", "seed-heads",
          "seed-position", "seed-it-animal"}
