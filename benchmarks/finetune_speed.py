@@ -3,7 +3,8 @@
 1. 参照：第 9 章小 GPT 训练的一步（``tiny_gpt.loss_and_grads`` + Adam，一批 4 段 × 256 个字），取 5 次里最短的。
 2. 从头算一遍 ``runs.sft``、``runs.lora``、``runs.dpo`` 的实验（``assistant.*_experiment``，不读硬盘上的存档），
    打印 CPU 时间、墙上时钟，以及相当于第 9 章训练的几步（目标：每份 ≤ 60 s）。
-3. 三张图沿每个滑块拖一遍（update + draw + 编码 PNG，即活滑块真正做的事），中位数和 p95（目标中位数 ≤ 50 ms）。
+3. 三张图沿每个滑块拖一遍（update + draw + 编码 PNG，即活滑块真正做的事），中位数和 p95（目标中位数 ≤ 50 ms），
+   以及和第 9 章同样版式的 ``training_checkpoints`` 在同一次运行里的比值。
 
 测试里不断言时间；这里只打印同一次运行里测出的比值。
 
@@ -16,7 +17,7 @@ import numpy as np
 
 from benchmarks import _harness  # noqa: F401  单核（须在导入 NumPy 之前）
 from benchmarks._harness import best, cpu_seconds
-from transformer_lab.figures import ch13_assistant
+from transformer_lab.figures import ch09_next_token, ch13_assistant
 from transformer_lab.lessons import assistant, corpus, optim, runs, tiny_gpt
 
 
@@ -61,9 +62,12 @@ def main() -> None:
     sft_model = tiny_gpt.TinyGPT(base.config, runs.sft()["final"])
     timed(f"DPO runs.dpo（β {assistant.DPO_BETAS} 各 100 步 + KL + 打分）", lambda: assistant.dpo_experiment(sft_model, chars),
           step)
+    reference, _ = slider_latency(ch09_next_token.training_checkpoints())  # 同一次运行里的参照：第 9 章同样版式的图
+    print(f"参照：第 9 章 training_checkpoints 活滑块全程中位数 {reference:.1f} ms")
     for make in (ch13_assistant.sft_checkpoints, ch13_assistant.lora_ranks, ch13_assistant.dpo_beta):
         median, p95 = slider_latency(make())
-        print(f"{make.__name__}：活滑块全程中位数 {median:.1f} ms，p95 {p95:.1f} ms（目标中位数 ≤ 50 ms）")
+        print(f"{make.__name__}：活滑块全程中位数 {median:.1f} ms（参照的 {median / reference:.2f} 倍），p95 {p95:.1f} ms"
+              "（目标中位数 ≤ 50 ms）")
 
 
 if __name__ == "__main__":
