@@ -134,7 +134,7 @@ def first_line(raw: str) -> str:
 
     Examples
     --------
-    >>> first_line("每个词交出去的内容。\n问：什么是")
+    >>> first_line("每个词交出去的内容。\\n问：什么是")
     '每个词交出去的内容。'
     """
     return raw.split(END)[0]
@@ -180,7 +180,7 @@ def grade(raw: str, reference: str) -> dict[str, object]:
 
     Examples
     --------
-    >>> grade("每个词真正交出去的内容。\n问：", "每个词真正交出去的内容。")
+    >>> grade("每个词真正交出去的内容。\\n问：", "每个词真正交出去的内容。")
     {'format': True, 'right': True, 'f1': 1.0}
     >>> grade("的的的的的的", "每个词真正交出去的内容。")["format"]          # 没停下来
     False
