@@ -2,6 +2,7 @@
 """Transformer 实验室的开发命令（Windows、macOS、Linux 通用，只需要 Python >= 3.10）。
 
     python dev.py book      # 准备环境并构建网站 → _build/html/index.html
+    python dev.py pdf       # 全书的 PDF（要 TeX：xelatex + ctex）→ _build/pdf/transformer-lab.pdf
     python dev.py test      # 准备环境并运行全部测试（单元、notebook、网站构建、浏览器）；可以接 pytest 参数
     python dev.py check     # 写代码时的快速检查：代码风格、单元测试、文档里的例子（不建网站、不跑 notebook）
     python dev.py refresh   # 重新运行 notebook，把输出写回 .ipynb（改过 notebook 或包之后必做）；可以只给几章
@@ -26,8 +27,32 @@ BOOK_CMD = ["-c", "from jupyter_book.cli.main import main; main()", "build", "."
 
 
 def book() -> None:
+    """先建 PDF（有 TeX 时；输入没变就重用上次的），网站上再放一个下载链接；没有 TeX 时网站照样建，只是不带 PDF。"""
+    from tools import pdf as book_pdf
+
+    missing = book_pdf.missing_tools()
+    if missing:
+        print(f"（{book_pdf.no_tex_message(missing)}网站照样生成，只是没有 PDF 下载链接。）", flush=True)
+    else:
+        print("先生成 PDF（python3 dev.py pdf，约一分钟；书的内容没变时直接用上次的）……", flush=True)
+        code, log = book_pdf.build_once()
+        if code:
+            print(log[-6000:])
+            sys.exit(code)
+        os.environ[book_pdf.SITE_ENV] = str(book_pdf.PDF)
     env.run([sys.executable, *BOOK_CMD])
     print(f"\n网站已生成：{env.ROOT / '_build' / 'html' / 'index.html'}（用浏览器直接打开即可）")
+
+
+def pdf() -> None:
+    """全书的 PDF（tools/pdf.py）：不重新执行 notebook，用存档的输出排版。没有 TeX 时用中文说明要装什么，退出码 2。"""
+    from tools import pdf as book_pdf
+
+    code, log = book_pdf.build_once(force=True)
+    if code:
+        print(log[-6000:])
+        sys.exit(code)
+    print(f"\nPDF 已生成：{book_pdf.PDF}（{book_pdf.PDF.stat().st_size / 1e6:.1f} MB）")
 
 
 def test() -> None:
@@ -53,7 +78,7 @@ def bench() -> None:
     env.run([sys.executable, "-m", "benchmarks.run_all", *sys.argv[2:]])
 
 
-COMMANDS = {"book": book, "test": test, "check": check, "refresh": refresh, "lab": lab, "bench": bench}
+COMMANDS = {"book": book, "pdf": pdf, "test": test, "check": check, "refresh": refresh, "lab": lab, "bench": bench}
 
 if __name__ == "__main__":
     if len(sys.argv) < 2 or sys.argv[1] not in (*COMMANDS, "lock"):

@@ -217,13 +217,13 @@ BUILD_STAMP = ROOT / "_build" / ".site-test-build.json"
 
 # 仓库里建网站时不读的文件：只改了它们，建出来的还是同一个网站
 NOT_BOOK_INPUTS = ("tests/", "benchmarks/", ".ci/", "README.md", ".gitignore", "conftest.py", "tools/site.py",
-                   "tools/lab.py", "tools/refresh.py")
+                   "tools/lab.py", "tools/refresh.py", "tools/pdf_checks.py")
 
 
 def book_inputs(root: Path = ROOT) -> str | None:
     """建网站读到的一切的摘要（十六进制 sha256）：git 知道的每个文件（跟踪的和没被忽略的新文件，``NOT_BOOK_INPUTS``
-    除外）的路径和内容，装好的每个 Python 包的版本，Python 的版本。第 10 章的模型文件被 .gitignore 忽略，
-    它们由 ``pretrained/registry.py`` 钉死的 sha256 决定（``dev.py`` 每次都核对），registry.py 在摘要里。
+    除外）的路径和内容，装好的每个 Python 包的版本，Python 的版本，这台机器有没有排 PDF 的 TeX。
+    第 10 章的模型文件被 .gitignore 忽略，它们由 ``pretrained/registry.py`` 钉死的 sha256 决定（``dev.py`` 每次都核对），registry.py 在摘要里。
     没有 git（下载的压缩包）时返回 None。"""
     try:
         listed = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=root,
@@ -244,6 +244,10 @@ def book_inputs(root: Path = ROOT) -> str | None:
     for dist in sorted({f"{d.metadata['Name']}=={d.version}" for d in metadata.distributions()}):
         h.update(f"{dist}\n".encode())
     h.update(sys.version.encode())
+    # 有没有 TeX 也是输入：有 TeX 时 dev.py book 先生成 PDF，网站里就多了它和两个下载链接（tools/pdf.py）
+    from tools.pdf import missing_tools
+
+    h.update(f"tex={not missing_tools()}\n".encode())
     return h.hexdigest()
 
 

@@ -9,6 +9,8 @@
 （题目、答案要用的 core/lessons、小部件的脚本和样式）和各章的 notebook（小节标题）都登记为这一页的依赖，
 其中任何一个比上次读这一页时新，Sphinx 就重读这一页、重新生成自测。
 
+PDF（LaTeX 构建）里换成印刷版：题目原地印出，答案和讲解收进这一页末尾的“自测答案”一节。
+
 另一行 ```{exercise-links}``` 换成一张清单：每一章有练习的（``tl.exercises.for_chapter``），一条链接指向那一章的
 “动手写”一节（锚点同样按标题在 doctree 里找，找不到就警告），后面写着这一章的练习名。
 """
@@ -18,6 +20,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from docutils import nodes
+from sphinx import addnodes
 from sphinx.util import logging
 from sphinx.util.docutils import SphinxDirective
 
@@ -81,10 +84,46 @@ def _replace(app, doctree, docname) -> None:
             anchor = _section_anchor(app.env, target, section, node) if section else ""
             return f"{uri}#{anchor}" if anchor else uri
 
+        if app.builder.format == "latex":
+            _print_self_test(node, quiz.as_dicts(quiz.questions(), lambda number, section: ""))
+            continue
         html = quiz.render_html(quiz.as_dicts(quiz.questions(), link), prefix="tlq")
         node.replace_self(nodes.raw("", html, format="html"))
     for node in list(doctree.findall(exercise_links_placeholder)):
         node.replace_self(_exercise_list(app, docname, node))
+
+
+ANSWERS_TITLE = "自测答案"
+LETTERS = "ABCDEFGHIJ"
+
+
+def _print_self_test(node, items: list[dict]) -> None:
+    """PDF 里的自测：题目（选择题带 A、B、C……选项）原地印出，答案和讲解收进这一页末尾的“自测答案”一节。"""
+    questions, answers = [], nodes.section(ids=[], names=[])
+    answers += nodes.title(ANSWERS_TITLE, ANSWERS_TITLE)
+    for q in items:
+        kind = {"choice": "单选", "number": "填数", "predict": "先猜后看"}[q["kind"]]
+        head = f"{q['number']}. [{kind}] {q['prompt']}"
+        questions.append(nodes.paragraph("", "", nodes.strong(head, head)))
+        if q["choices"]:
+            choices = nodes.bullet_list()
+            for letter, choice in zip(LETTERS, q["choices"]):
+                choices += nodes.list_item("", nodes.paragraph(text=f"{letter}. {choice}"))
+            questions.append(choices)
+        questions.append(nodes.paragraph(text=f"（回去看：{q['where']}）"))
+        if q["kind"] == "number":
+            unit = f" {q['unit']}" if q["unit"] else ""
+            said = f"{q['number']}. {q['answer']:g}{unit}（误差在 ±{q['tolerance']:g} 以内都算对）"
+        else:
+            said = f"{q['number']}. {LETTERS[q['correct']]}. {q['choices'][q['correct']]}"
+        answers += nodes.paragraph("", "", nodes.strong(said, said))
+        for line in ([q["why"][q["correct"]]] if q["why"] else []) + list(q["reveal"]) + ([q["explain"]] if q["explain"] else []):
+            answers += nodes.paragraph(text=line)
+    page = node
+    while page.parent is not None and not isinstance(page.parent, (addnodes.start_of_file, nodes.document)):
+        page = page.parent
+    node.replace_self(questions)
+    page += answers
 
 
 def _exercise_list(app, docname: str, where) -> nodes.bullet_list:
