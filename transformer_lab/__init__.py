@@ -24,6 +24,7 @@ from . import exercises
 from .core import similarity
 from .core.attention import causal_mask, scaled_dot_product_attention, scaled_dot_product_attention_backward
 from .core.decoding import next_token_probs
+from .core.dpo import dpo_loss
 from .core.embedding import embed, embedding_backward
 from .core.encoder import encoder_layer, encoder_layer_backward, encoder_layer_steps, init_encoder_params
 from .core.feed_forward import feed_forward, feed_forward_backward
@@ -31,7 +32,9 @@ from .core.gqa import grouped_query_attention
 from .core.kv_cache import KVCache
 from .core.layer_norm import layer_norm, layer_norm_backward
 from .core.linear import linear_backward
+from .core.lora import lora_linear, lora_merge
 from .core.loss import cross_entropy, cross_entropy_backward
+from .core.masked_loss import masked_cross_entropy, masked_cross_entropy_backward
 from .core.multihead import merge_heads, multi_head_attention, multi_head_attention_backward, split_heads
 from .core.positional import positional_frequencies, rope, sinusoidal_positional_encoding
 from .core.qkv import init_qkv_weights, qkv_projections
@@ -43,16 +46,19 @@ from .core.softmax import softmax, softmax_backward
 from .core.swiglu import silu, swiglu
 from .core.tiled import tiled_attention
 from .lessons import (
+    assistant,
     bpe,
     corpus,
     costs,
     deep_stack,
     dependency_graph,
+    finetune,
     generation,
     geometry,
     gpt_myths,
     head_shapes,
     head_training,
+    instructions,
     layer_story,
     learned_glasses,
     library,
@@ -118,6 +124,12 @@ __all__ = [
     "cross_entropy",
     "cross_entropy_backward",
     "encoder_layer_backward",
+    # core：第 13 章的三个损失和 LoRA
+    "masked_cross_entropy",
+    "masked_cross_entropy_backward",
+    "lora_linear",
+    "lora_merge",
+    "dpo_loss",
     # lessons：各章的道具
     "dependency_graph",
     "costs",
@@ -146,6 +158,9 @@ __all__ = [
     "ngram",
     "bpe",
     "scale",
+    "instructions",
+    "finetune",
+    "assistant",
     # 全书自测（和网站上的自测页同一份题库）
     "self_test",
     # 动手写：每章的练习，自己检查并认出常见错误

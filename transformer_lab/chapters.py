@@ -83,6 +83,7 @@ CHAPTERS: tuple[Chapter, ...] = (
     Chapter(10, "10_real_model", "真模型：一个真正训练过的 Transformer，在本书自己的 NumPy 里跑", "真模型", revisits=True),
     Chapter(11, "11_tokenization", "分词：文字怎样变成词元", "分词"),
     Chapter(12, "12_real_gpt", "真 GPT：一个真正预训练过的模型，在本书的 NumPy 里一个词一个词地写", "真 GPT"),
+    Chapter(13, "13_assistant", "从接话到助手：预训练、指令微调、LoRA 和偏好", "从接话到助手"),
 )
 
 

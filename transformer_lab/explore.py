@@ -22,6 +22,7 @@ from .figures.ch09_next_token import encoder_vs_decoder, generation_steps, next_
 from .figures.ch10_real_model import pronoun_heads, real_attention, real_attention_zh, real_similarity, real_token_heads
 from .figures.ch11_tokenization import bpe_merges, tokenizer_compare, vocab_costs
 from .figures.ch12_real_gpt import gpt_attention_map, gpt_generation_steps, gpt_next_token
+from .figures.ch13_assistant import dpo_beta, lora_ranks, sft_checkpoints
 from .figures.machine import transformer_diagram
 from .widgets.explorable import Explorable
 
@@ -61,6 +62,9 @@ CATALOG: tuple[Callable[..., Explorable], ...] = (
     gpt_next_token,
     gpt_generation_steps,
     gpt_attention_map,
+    sft_checkpoints,
+    lora_ranks,
+    dpo_beta,
 )
 
 FIGURES = (timing_curves, direct_attention_map, feature_heatmap, sentence_features, swapped_glasses, readout_scatter,

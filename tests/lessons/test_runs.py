@@ -68,4 +68,4 @@ def test_compute_all_calls_every_listed_run_with_its_arguments(monkeypatch):
     fake = tuple((lambda name: (lambda **kw: seen.append((name, kw))))(run.__name__) for run, _ in runs.CHAPTER_RUNS)
     monkeypatch.setattr(runs, "CHAPTER_RUNS", tuple(zip(fake, (kw for _, kw in runs.CHAPTER_RUNS))))
     runs.compute_all()
-    assert [kw for _, kw in seen] == [kw for _, kw in runs.CHAPTER_RUNS] and len(seen) == 11
+    assert [kw for _, kw in seen] == [kw for _, kw in runs.CHAPTER_RUNS] and len(seen) == 14

@@ -147,6 +147,8 @@ ERROR_CASES = [
      r"model 必须是小 GPT 的模型 TinyGPT.*收到的是 dict.*run\['checkpoints'\]\[-1\] 就是模型.*不再单独传 num_heads"),
     ("model-list", lambda: gpt.hidden_states([1, 2], np.array([1])), TypeError, r"model 必须是小 GPT 的模型 TinyGPT.*list"),
     ("tokens-range", lambda: gpt.forward(P, np.array([5])), ValueError, r"tokens 越界.*V=5"),
+    ("vjp-model-dict", lambda: gpt.logits_vjp(dict(P.params), np.array([1])), TypeError, r"model 必须是小 GPT 的模型 TinyGPT"),
+    ("vjp-tokens-too-long", lambda: gpt.logits_vjp(P, np.arange(6) % 5), ValueError, "上下文长度 context=5"),
     ("tokens-too-long", lambda: gpt.forward(P, np.arange(6) % 5), ValueError, "上下文长度 context=5"),
     ("tokens-float", lambda: gpt.forward(P, np.array([1.0])), TypeError, "dtype 必须是整数"),
     ("hidden-too-long", lambda: gpt.hidden_states(P, np.arange(6) % 5), ValueError, "上下文长度 context=5"),

@@ -63,6 +63,9 @@ INDEPENDENT = {
     "ch12-gqa-cache": 2 * 30 * 3 * 64 * 4,                              # k 和 v × 层 × 键值头 × d_k × 4 字节
     "ch12-rmsnorm": 3 / math.sqrt((9 + 16) / 2 + 1e-5),
     "ch12-tied": 49152 * 576,                                           # 词表 × D
+    "ch13-mask": len("每个词挂出来的标签：我是什么。") + 1,                 # 答案的字 + 结尾的换行
+    "ch13-lora": 8 * 64 + 8 * 64,                                       # A 是 64 × 8，B 是 8 × 64
+    "ch13-dpo-start": math.log(2),                                      # z = 0：-log σ(0)
 }
 SEEDS = {"seed-forget", "seed-hops", "seed-parallel", "seed-qkv-origin", "seed-sqrt-dk", "seed-heads",
          "seed-position", "seed-it-animal"}

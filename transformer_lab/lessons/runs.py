@@ -14,6 +14,7 @@
 * ``reversal(seed, use_pe)``：第 8 章，从零训练倒序任务的小 Transformer（有 / 去掉位置编码）。
 * ``gpt(seed)``：第 9 章，在本书正文上从零训练小 GPT，每个检查点写几段字。
 * ``bpe_gpt(seed)``：第 11 章，同一个小 GPT、同样的设置，改在本书 BPE 的词元上训练。
+* ``sft(seed)``、``lora(seed)``、``dpo(seed)``：第 13 章，从 ``gpt()`` 训练好的模型出发，指令微调、LoRA、偏好训练。
 
 ``CHAPTER_RUNS`` 列出各章真正用到的每一份（函数和章里给的参数）；要把全部实验预先算好（JupyterLab 测试）、
 或者在测试里把它们全换掉，都从这张表取（``compute_all``）。加一份实验：写好函数，再在表里加一行——
@@ -31,7 +32,7 @@ from functools import cache
 import numpy as np
 
 from .. import _validation as check
-from . import bpe, tiny_gpt
+from . import assistant, bpe, tiny_gpt
 from .corpus import held_out_split, load_corpus
 from .deep_stack import MODES, stack_profile
 from .generation import checkpoint_samples, generate
@@ -45,7 +46,7 @@ from .tokenization import book_bpe, train_on_ids
 __all__ = ["glasses", "heads", "head_counts", "head_roles", "depth", "reversal", "gpt", "bpe_gpt", "CHAPTER_RUNS", "compute_all",
            "GLASSES_STEPS", "HEAD_STEPS",
            "HEAD_COUNTS", "HEAD_COUNT_SEEDS", "ROLE_SEEDS", "DEPTHS", "DEPTH_SEEDS", "REVERSAL_STEPS", "GPT", "GPT_PROMPTS",
-           "BPE_GPT_VOCAB", "BPE_GPT_NEW"]
+           "BPE_GPT_VOCAB", "BPE_GPT_NEW", "sft", "lora", "dpo"]
 
 GLASSES_STEPS, GLASSES_EVERY = 150, 15
 HEAD_STEPS, HEAD_EVERY = 1200, 40
@@ -299,11 +300,83 @@ def bpe_gpt(seed: int = 0) -> Run:
     return _bpe_gpt(_seed(seed))
 
 
+def _pretrained() -> tuple[tiny_gpt.TinyGPT, str]:
+    """第 13 章的起点：第 9 章的小 GPT（``gpt()``，种子 0）训练完的模型和它的字表。"""
+    run = gpt()
+    return run["checkpoints"][-1], run["chars"]
+
+
+@cache
+def _sft(seed: int) -> Mapping:
+    return stored("sft", lambda: assistant.sft_experiment(*_pretrained(), seed), seed, _corpus_digest())
+
+
+def sft(seed: int = 0) -> Mapping:
+    """第 13 章：第 9 章的模型在本书的问答上做指令微调（全部参数，``assistant.sft_experiment``，设置 ``assistant.SFT``：
+    200 步、每批 8 道题、只在答案上算损失），``seed`` 决定每一步抽哪几道题。
+
+    Returns
+    -------
+    Mapping（只读）
+        ``losses`` (201,)、``checkpoint_steps`` (11,)、``final`` 训练完的参数、``trainable`` 参数个数、
+        ``fixed_answers`` (11, 3) 每个存档对 ``assistant.FIXED_TERMS`` 的回答、``scores``：每个存档在训练过的 /
+        没训练过的题上格式对、答对的比例和平均字重合度（``trained_format`` (11,) ……，第 0 步就是预训练模型）、
+        ``answers``、``pretrained_answers``：训练完 / 训练前对每道题的回答。
+    """
+    return _sft(_seed(seed))
+
+
+def _sft_model(seed: int) -> tiny_gpt.TinyGPT:
+    """``sft(seed)`` 训练完的模型：尺寸与第 9 章相同，参数是 ``sft(seed)["final"]``。"""
+    return tiny_gpt.TinyGPT(_pretrained()[0].config, sft(seed)["final"])
+
+
+@cache
+def _lora(seed: int) -> Mapping:
+    return stored("lora", lambda: assistant.lora_experiment(*_pretrained(), seed), seed, _corpus_digest())
+
+
+def lora(seed: int = 0) -> Mapping:
+    """第 13 章：同样的指令微调改用 LoRA（``assistant.lora_experiment``，设置 ``assistant.LORA``）：
+    预训练的参数全部冻住，只训练注意力四个投影上的 A、B；``assistant.LORA_RANKS`` 里每个秩各一次，
+    抽题的随机数与 ``sft(seed)`` 相同。
+
+    Returns
+    -------
+    Mapping（只读）
+        键 ``rank1``、``rank4`` ……；值有 ``losses`` (201,)、``trainable``、``lora`` 训练完的 A、B、``scores``（训练完的打分）。
+    """
+    return _lora(_seed(seed))
+
+
+@cache
+def _dpo(seed: int) -> Mapping:
+    return stored("dpo", lambda: assistant.dpo_experiment(_sft_model(seed), _pretrained()[1]), seed, _corpus_digest())
+
+
+def dpo(seed: int = 0) -> Mapping:
+    """第 13 章：从 ``sft(seed)`` 训练完的模型出发（它也是参照模型）做 DPO（``assistant.dpo_experiment``，设置
+    ``assistant.DPO``：100 步，每步用全部偏好对），``assistant.DPO_BETAS`` 里的每个 β 各一次。
+
+    Returns
+    -------
+    Mapping（只读）
+        键 ``beta0.1``、``beta0.5``、``beta2.0``；值有 ``losses`` (101,)、``margins`` (101, 12) 每一步每一对的
+        log π(喜欢) − log π(不喜欢)、``ref_margins`` (12,)、``kl`` (11,) 每个存档离参照模型的平均 KL、
+        ``wrong_answers`` (11,) 每个存档对"标错的那一对"那道题的贪心回答、``trained_right``、``trained_format``。
+    """
+    return _dpo(_seed(seed))
+
+
+def _corpus_digest() -> str:
+    return hashlib.sha256(load_corpus().encode()).hexdigest()[:16]
+
+
 # 各章用到的每一份命名实验：(函数, 章里给它的参数)，没写 seed 的用默认种子。第 11 章把两个小 GPT 各多训练一次
 # （种子 1），看两种词元的差别是不是比换一个种子的差别大。
 CHAPTER_RUNS = ((glasses, {}), (heads, {}), (head_counts, {}), (head_roles, {}), (depth, {}),
                 (reversal, {"use_pe": True}), (reversal, {"use_pe": False}), (gpt, {}), (bpe_gpt, {}),
-                (gpt, {"seed": 1}), (bpe_gpt, {"seed": 1}))
+                (gpt, {"seed": 1}), (bpe_gpt, {"seed": 1}), (sft, {}), (lora, {}), (dpo, {}))
 
 
 def compute_all() -> None:

@@ -45,7 +45,7 @@ from .optim import Run, adam, train_loop
 
 __all__ = ["GPTConfig", "TinyGPT", "init_gpt", "layer_params", "sizes", "check_model", "check_tokens",
            "embed_unchecked", "embed_positions", "output_vjp_unchecked", "output_logits", "hidden_states", "forward",
-           "loss_and_grads", "mean_loss", "windows", "decaying_adam", "train"]
+           "logits_vjp", "loss_and_grads", "mean_loss", "windows", "decaying_adam", "train"]
 
 HELD_OUT_EVERY = 10  # 每章每 10 段留 1 段作考题（corpus.held_out_split）
 _REMOVED = {"NUM_HEADS": "model.config.num_heads（头数现在是 GPTConfig 的一项，跟着模型走，各函数不再带 num_heads）",
@@ -96,11 +96,17 @@ def forward(model: TinyGPT, tokens: np.ndarray) -> tuple[np.ndarray, np.ndarray]
     return output_vjp_unchecked(model.params, h)[0], weights  # (..., T, V), (L, ..., H, T, T)
 
 
-def loss_and_grads(model: TinyGPT, tokens: np.ndarray, targets: np.ndarray) -> tuple[float, dict[str, np.ndarray]]:
-    """交叉熵损失和它对全部参数的梯度（前向一次、反向一次，全是本书手写的反向函数）。
+def logits_vjp(model: TinyGPT, tokens: np.ndarray):
+    """整段的前向，同时交出反向函数：``logits, backward = logits_vjp(model, tokens)``。
 
-    ``targets`` 与 ``tokens`` 同形状：``targets[..., t]`` 是 ``tokens[..., t]`` 后面的那个字。
-    返回的梯度字典与 ``model.params`` 同键同形状（交给 Adam）。
+    ``backward(grad_logits)`` 把损失对 logits (..., T, V) 的梯度一路传回去，返回对全部参数的梯度字典
+    （与 ``model.params`` 同键同形状，交给 Adam）。损失是什么由调用的人决定：第 9 章是普通的交叉熵
+    （``loss_and_grads``），第 13 章是只算答案的交叉熵、DPO……反向都走这同一条路（本书手写的反向函数）。
+
+    Raises
+    ------
+    TypeError, ValueError
+        ``model`` 不是 TinyGPT、``tokens`` 越界或比上下文长。
     """
     tokens, config = check_tokens(model, tokens)
     params = model.params
@@ -110,15 +116,30 @@ def loss_and_grads(model: TinyGPT, tokens: np.ndarray, targets: np.ndarray) -> t
         x, _, back = encoder_layer_vjp(x, layer_params(model, layer), config.num_heads, mask=mask, norm_first=True, eps=EPS)
         backs.append(back)
     logits, out_back = output_vjp_unchecked(params, x)  # (N, T, V)
-    g_x, grads = out_back(cross_entropy_backward(logits, targets))  # (N, T, D)
-    for layer in reversed(range(config.num_layers)):  # 倒着走回每一层
-        layer_grads = backs[layer](g_x)
-        g_x = layer_grads.pop("x")  # (N, T, D)
-        grads |= {f"layer{layer}.{k}": g for k, g in layer_grads.items()}
-    grads["tok_embed"] = embedding_backward(tokens, g_x, config.vocab_size)  # (V, D)
-    T, D = g_x.shape[-2:]
-    g_pos = g_x.reshape(-1, T, D).sum(axis=0)  # (T, D) 同一个位置在每一串里都用了一次：加起来
-    grads["pos_embed"] = np.concatenate([g_pos, np.zeros((config.context - T, D))])  # (context, D) 没用到的位置是 0
+
+    def backward(g_logits: np.ndarray) -> dict[str, np.ndarray]:
+        g_x, grads = out_back(g_logits)  # (N, T, D)
+        for layer in reversed(range(config.num_layers)):  # 倒着走回每一层
+            layer_grads = backs[layer](g_x)
+            g_x = layer_grads.pop("x")  # (N, T, D)
+            grads |= {f"layer{layer}.{k}": g for k, g in layer_grads.items()}
+        grads["tok_embed"] = embedding_backward(tokens, g_x, config.vocab_size)  # (V, D)
+        T, D = g_x.shape[-2:]
+        g_pos = g_x.reshape(-1, T, D).sum(axis=0)  # (T, D) 同一个位置在每一串里都用了一次：加起来
+        grads["pos_embed"] = np.concatenate([g_pos, np.zeros((config.context - T, D))])  # (context, D) 没用到的位置是 0
+        return grads
+
+    return logits, backward  # (..., T, V)
+
+
+def loss_and_grads(model: TinyGPT, tokens: np.ndarray, targets: np.ndarray) -> tuple[float, dict[str, np.ndarray]]:
+    """交叉熵损失和它对全部参数的梯度（前向一次、反向一次，全是本书手写的反向函数：``logits_vjp``）。
+
+    ``targets`` 与 ``tokens`` 同形状：``targets[..., t]`` 是 ``tokens[..., t]`` 后面的那个字。
+    返回的梯度字典与 ``model.params`` 同键同形状（交给 Adam）。
+    """
+    logits, backward = logits_vjp(model, tokens)  # (N, T, V)
+    grads = backward(cross_entropy_backward(logits, targets))
     return float(cross_entropy(logits, targets)), grads
 
 
