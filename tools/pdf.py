@@ -59,6 +59,8 @@ LATIN_FONTS = ("DejaVu Serif", "DejaVu Sans", "DejaVu Sans Mono", "Latin Modern 
 # LaTeX 导言区。拉丁字母用 DejaVu：它有希腊字母、∈ ∂ 之类的符号和上下标字母（ᵀ ᵢ），正文和代码输出里的这些字
 # 不会缺；中文用 Noto CJK 的简体中文字形。DejaVu Serif 没有的两类字借 xeCJK 的“子区块”换字体：数学花体字母
 # （术语表里的词表 𝒱）用 TeX Live 自带的 Latin Modern Math，表情符号（第 11 章的字节例子 😀）用 DejaVu Sans。
+# DejaVu 也没有的圆圈数字（第 13 章 RLHF 图里的 ① ② ③）和回车符 ⏎（第 13 章标出“答完了”的换行）归到中文一类，
+# 由 Noto CJK 排（三种 Noto CJK 字体都有这两样字）。
 # 章名里已经写着“第 N 章”，所以不再编号（secnumdepth = -1）；目录只列部分和章（tocdepth = 0，两页），
 # 各节在 PDF 阅读器的书签里。
 FONTS = r"""
@@ -70,6 +72,8 @@ FONTS = r"""
 \setCJKmainfont{Noto Serif CJK SC}[MathAlnum={Latin Modern Math}, Emoji={DejaVu Sans}]
 \setCJKsansfont{Noto Sans CJK SC}[MathAlnum={Latin Modern Math}, Emoji={DejaVu Sans}]
 \setCJKmonofont{Noto Sans Mono CJK SC}[MathAlnum={Latin Modern Math}, Emoji={DejaVu Sans}]
+\xeCJKsetcharclass{"2460}{"24FF}{1}
+\xeCJKsetcharclass{"23CE}{"23CE}{1}
 """
 PREAMBLE = r"""
 \makeatletter\renewcommand{\@pnumwidth}{2.2em}\makeatother

@@ -225,10 +225,12 @@ if (typeof Search !== "undefined") {
     left.forEach(function (w) { concepts.push({alternatives: [[w]], homes: []}); });
 
     // 2. 一个概念在一页有多少：最好的一种说法里，各个词有的比例的平均
-    var has = function (concept, file, where) {
+    var has = function (concept, file, where, exact) {  // exact：汉字词只认原样的（不用两字块拼）
       var best = 0;
       concept.alternatives.forEach(function (a) {
-        best = Math.max(best, a.reduce(function (s, w) { return s + share(w, file, where); }, 0) / a.length);
+        best = Math.max(best, a.reduce(function (s, w) {
+          return s + share(w, file, where, exact && HAN_WORD.test(w));
+        }, 0) / a.length);
       });
       return best;
     };
@@ -239,9 +241,15 @@ if (typeof Search !== "undefined") {
       }); });
     });
     concepts.forEach(function (c) {  // 书里哪一页都没有的概念不算；权重 = IDF
-      var full = 0, some = 0;
-      pages.forEach(function (f) { var s = has(c, f, "body"); if (s === 1) full++; if (s > 0) some++; });
-      c.weight = some ? Math.log(1 + docCount / (full || some)) : 0;
+      // IDF 数的是原样有这个词的页：“交叉注意力”只有第 8 章原样写着，有“交叉熵”和“注意力”的页不能把它拉成常见词
+      var full = 0, some = 0, verbatim = 0;
+      pages.forEach(function (f) {
+        var s = has(c, f, "body");
+        if (s === 1) full++;
+        if (s > 0) some++;
+        if (s === 1 && has(c, f, "body", true) === 1) verbatim++;
+      });
+      c.weight = some ? Math.log(1 + docCount / (verbatim || full || some)) : 0;
       c.somewhere = full > 0;  // 没有一页整个有它的词（“全然无关”）不要求“每个词都在”
     });
     concepts = concepts.filter(function (c) { return c.weight > 0; });
