@@ -63,6 +63,22 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
+def _wait_until_up(proc: subprocess.Popen, base: str, tmp: Path) -> bool:
+    """等 JupyterLab 应答（最多 120 秒）：应答了返回 True；进程先退出了返回 False；超时报错。"""
+    deadline = time.monotonic() + 120
+    while True:
+        try:
+            urllib.request.urlopen(f"{base}/api/status", timeout=2).close()
+            return True
+        except OSError:
+            if proc.poll() is not None:
+                return False
+            if time.monotonic() > deadline:
+                proc.kill()
+                raise RuntimeError("JupyterLab 没能启动：\n" + (tmp / "jupyterlab.log").read_text()[-3000:]) from None
+            time.sleep(0.3)
+
+
 @contextlib.contextmanager
 def jupyterlab(tmp: Path):
     """启动 JupyterLab（一次性的目录都在 ``tmp`` 下），产出网址前缀；结束时关掉服务器和它的内核。"""
@@ -73,29 +89,28 @@ def jupyterlab(tmp: Path):
         path = dirs["user-settings"] / rel
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(value), encoding="utf-8")
-    port = _free_port()
-    env = {**os.environ, "JUPYTER_CONFIG_DIR": str(dirs["config"]), "JUPYTER_RUNTIME_DIR": str(dirs["runtime"]),
-           "JUPYTER_DATA_DIR": str(dirs["data"]), "JUPYTER_PLATFORM_DIRS": "1"}
     cmd = [sys.executable, "-m", "jupyterlab", *LAB_OPTIONS, "--no-browser", "--ip=127.0.0.1",
-           f"--port={port}", "--ServerApp.token=", "--ServerApp.password=", "--ServerApp.port_retries=0",
+           "--ServerApp.token=", "--ServerApp.password=", "--ServerApp.port_retries=0",
            f"--LabApp.user_settings_dir={dirs['user-settings']}", f"--LabApp.workspaces_dir={dirs['workspaces']}",
            f"--FileCheckpoints.checkpoint_dir={dirs['checkpoints']}",  # 检查点也不落在仓库里
            "--LabApp.expose_app_in_browser=True"]  # window.jupyterapp：在同一页里再打开一个 notebook、切换标签
     if hasattr(os, "geteuid") and os.geteuid() == 0:  # CI 以 root 运行
         cmd.append("--allow-root")
-    log = open(tmp / "jupyterlab.log", "w", encoding="utf-8")
-    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
-    base = f"http://127.0.0.1:{port}"
+    env = {**os.environ, "JUPYTER_CONFIG_DIR": str(dirs["config"]), "JUPYTER_RUNTIME_DIR": str(dirs["runtime"]),
+           "JUPYTER_DATA_DIR": str(dirs["data"]), "JUPYTER_PLATFORM_DIRS": "1"}
+    # 先找一个空端口再交给 JupyterLab：这中间别的进程（另一个测试进程里浏览器的连接）可能正好占了它，
+    # JupyterLab 就报 “port … is not available” 退出。那就换一个端口再启动，最多三次。
+    for attempt in range(3):
+        port = _free_port()
+        log = open(tmp / "jupyterlab.log", "w", encoding="utf-8")
+        proc = subprocess.Popen([*cmd, f"--port={port}"], cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+        base = f"http://127.0.0.1:{port}"
+        if _wait_until_up(proc, base, tmp):
+            break
+        log.close()
+        if attempt == 2 or "is not available" not in (tmp / "jupyterlab.log").read_text():
+            raise RuntimeError("JupyterLab 没能启动：\n" + (tmp / "jupyterlab.log").read_text()[-3000:])
     try:
-        deadline = time.monotonic() + 120
-        while True:
-            try:
-                urllib.request.urlopen(f"{base}/api/status", timeout=2).close()
-                break
-            except OSError:
-                if proc.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError("JupyterLab 没能启动：\n" + (tmp / "jupyterlab.log").read_text()[-3000:])
-                time.sleep(0.3)
         yield base
     finally:
         proc.terminate()
