@@ -15,6 +15,7 @@ LaTeX 构建把全书合成一棵文档树（每一章包在一个 ``start_of_fi
 4. **并排的公式上下叠放**（``stack_equations``）：网页上一行放得下的两个公式，在 A4 的版心里会伸出页边。
 5. **书的骨架**：前言自成一章“前言”（``preface_chapter``）；``_toc.yml`` 的每一部分（第一部分……附录）前面有
    一页部分标题（``part_pages``），也进目录。
+6. **长表跨页**（``long_tables``）：十行以上的表印成 longtable，列宽按内容给。
 
 Markdown 页面里的图（``page_figures.py``）、自测页（``self_test_page.py``）和 PDF 下载链接（``pdf_download.py``）
 各自在自己的扩展里按构建器分两种写法。
@@ -284,6 +285,46 @@ def part_pages(tree: nodes.Node, parts: list[tuple[str, str]]) -> int:
     return added
 
 
+LONG_TABLE_ROWS = 10  # 多于这么多行的表可以跨页（longtable），列宽按内容定
+LINE_UNITS = 84       # 版心一行大约能放多少“半角字宽”（一个汉字算 2）
+NARROW_UNITS = 16     # 每格都不超过这么宽的列（“第 12 章”“$d_k$”）给足宽度、不折行
+
+
+def _units(text: str) -> int:
+    return sum(2 if ord(c) >= 0x2E80 else 1 for c in text)
+
+
+def long_tables(tree: nodes.Node) -> int:
+    """多于 ``LONG_TABLE_ROWS`` 行的表（前言的章节地图、记号表、NumPy 速成的表）印成可以跨页的 longtable，
+    列宽按内容给（``colwidths-given``）：每格都很短的列（章号、记号）给足宽度不折行，其余的按平均和最长一格的长度分。
+    Sphinx 默认的 tabulary 不会跨页，长表会压到页脚上；它还按内容比例分列宽，“第 1 章”一列窄到一格一个字。
+    有合并单元格的表不动。返回改了几张表。"""
+    changed = 0
+    for table in list(tree.findall(nodes.table)):
+        tgroup = table.next_node(nodes.tgroup)
+        if tgroup is None:
+            continue
+        colspecs = [c for c in tgroup.children if isinstance(c, nodes.colspec)]
+        rows = list(tgroup.findall(nodes.row))
+        cells = [[e for e in row.children if isinstance(e, nodes.entry)] for row in rows]
+        if len(rows) <= LONG_TABLE_ROWS or not colspecs or any(len(r) != len(colspecs) for r in cells):
+            continue
+        columns = list(zip(*cells))
+        longest = [max(_units(e.astext()) for e in col) for col in columns]
+        mean = [sum(_units(e.astext()) for e in col) / len(col) for col in columns]
+        narrow = {i: longest[i] + 2 for i in range(len(columns)) if longest[i] <= NARROW_UNITS}
+        rest = max(LINE_UNITS - sum(narrow.values()), 10 * max(1, len(columns) - len(narrow)))
+        wide = [i for i in range(len(columns)) if i not in narrow]
+        weight = {i: (mean[i] + longest[i]) / 2 for i in wide}  # 平均长度和最长一格各占一半：偶尔一格很长的列也不太窄
+        total = sum(weight.values()) or 1
+        for i, spec in enumerate(colspecs):
+            spec["colwidth"] = narrow.get(i) or max(12, round(rest * weight[i] / total))
+        table["classes"] = [c for c in table.get("classes", []) if c not in ("longtable", "colwidths-given")] + [
+            "longtable", "colwidths-given"]
+        changed += 1
+    return changed
+
+
 def toc_parts(site_map) -> list[tuple[str, str]]:
     """sphinx-external-toc 读出的 ``_toc.yml``（``site_map``，可以是 None）里带标题的各部分：(标题, 第一篇的文档名)。"""
     if site_map is None:
@@ -304,6 +345,7 @@ class PrintEdition(SphinxPostTransform):
         strip_ansi(self.document)
         stack_equations(self.document)
         collect_answers(self.document)
+        long_tables(self.document)
 
 
 def setup(app):

@@ -127,3 +127,35 @@ def test_preface_becomes_one_chapter_and_parts_get_a_title_page():
     lone = nodes.document(None, None)
     lone += section("前言", nodes.paragraph(text="只有前言。"))
     assert not pe.preface_chapter(lone)
+
+
+def table(rows: list[tuple[str, ...]], spans: bool = False) -> nodes.table:
+    """docutils 的一张表：每行一个 row，每格一个 entry（``spans``：最后一行少一格，像合并了单元格）。"""
+    tab, group = nodes.table(), nodes.tgroup(cols=len(rows[0]))
+    tab += group
+    group.extend(nodes.colspec(colwidth=1) for _ in rows[0])
+    body = nodes.tbody()
+    group += body
+    for k, cells in enumerate(rows):
+        row = nodes.row()
+        for text in cells[:-1] if spans and k == len(rows) - 1 else cells:
+            entry = nodes.entry()
+            entry += nodes.paragraph(text=text)
+            row += entry
+        body += row
+    return tab
+
+
+def test_long_tables_break_across_pages_with_widths_from_their_content():
+    long_rows = [(f"第 {n} 章", "一个很长的章名" * 2, "读者在这一章里亲手算、亲手拨的东西" * 3) for n in range(1, 14)]
+    short_rows = long_rows[:pe.LONG_TABLE_ROWS]
+    tree = section("前言", table(long_rows), table(short_rows), table(long_rows, spans=True))
+    assert pe.long_tables(tree) == 1
+    changed, short, spanned = tree.findall(nodes.table)
+    assert changed["classes"] == ["longtable", "colwidths-given"]
+    widths = [c["colwidth"] for c in changed.findall(nodes.colspec)]
+    assert widths[0] == pe._units("第 13 章") + 2          # 章号一列：最长的一格加一点，不折行
+    assert widths[1] < widths[2]                             # 内容多的列更宽
+    assert sum(widths) <= pe.LINE_UNITS + 12                 # 差不多一行宽
+    assert short["classes"] == [] and spanned["classes"] == []   # 十行以内、有合并单元格的表不动
+    assert [c["colwidth"] for c in short.findall(nodes.colspec)] == [1, 1, 1]
