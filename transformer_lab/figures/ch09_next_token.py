@@ -18,6 +18,7 @@ from ..lessons.generation import generation_trace, next_token_logits
 from ..lessons.ngram import baseline_losses
 from ..lessons.optim import as_run
 from ..plot.figure import CMAP
+from ..plot.sampling import KEPT, SamplingBars, sampling_title
 from ..widgets.explorable import FRAME_CAP, Explorable, Slider
 
 __all__ = ["next_token_bars", "training_checkpoints", "generation_steps", "encoder_vs_decoder",
@@ -30,7 +31,7 @@ TOP_KS = (NO_LIMIT, 5, 2)
 TOP_PS = (1.0, 0.9, 0.5)
 SHOWN = 10  # 条形图画原始概率最大的 10 个字
 GEN_PROMPT, GEN_NEW = "每个词", 10
-_KEPT, _DROPPED, _NEW = "#31688e", "#bbbbbb", "#b5367a"
+_NEW = "#b5367a"  # 最新读进的字（词元）
 _UNIGRAM, _BIGRAM = "#e08214", "#35978f"  # 两张计数表的横线
 
 
@@ -69,32 +70,19 @@ class _BarsView:
         (ax,) = axes
         self.logits = logits
         self.order = np.argsort(-logits, kind="stable")[:SHOWN]  # (SHOWN,) 原始打分从高到低
-        base = next_token_probs(logits)[self.order]  # (SHOWN,)
-        x = np.arange(SHOWN)
-        self.bars = ax.bar(x, np.zeros(SHOWN), color=_KEPT, width=0.7)
-        ax.plot(x, base, "_", color="black", ms=16, mew=2, label="原始概率（温度 1，不截断）")
-        ax.set_xticks(x, [_show_char(chars[i]) for i in self.order], fontsize=11)
-        ax.set_ylim(0, 1.05)
-        ax.set_ylabel("下一个字的概率")
-        ax.set_xlabel(f"“{prompt}”之后最可能的 {SHOWN} 个字" if not layout.narrow else f"“{prompt}”之后的字")
-        ax.legend(loc="upper right", fontsize=9, frameon=False)
-        self.note = ax.text(0.98, 0.80, "", transform=ax.transAxes, ha="right", va="top", fontsize=9)
         self.narrow = layout.narrow
-        self.suptitle = fig.suptitle(" ", fontsize=10)
-        self.artists = [*self.bars, self.note, self.suptitle]
+        self.view = SamplingBars(
+            fig, ax, next_token_probs(logits)[self.order], [_show_char(chars[i]) for i in self.order], unit="字",
+            tick_style={"fontsize": 11}, marker_size=16, ylabel="下一个字的概率",
+            xlabel=f"“{prompt}”之后最可能的 {SHOWN} 个字" if not layout.narrow else f"“{prompt}”之后的字", title_size=10)
+        self.artists = self.view.artists
 
     def update(self, temperature, top_k, top_p):
         k = None if top_k == NO_LIMIT else int(top_k)
         probs = next_token_probs(self.logits, float(temperature), k, float(top_p))  # (V,)
         shown = probs[self.order]  # (SHOWN,)
-        for bar, value in zip(self.bars, shown):
-            bar.set_height(value)
-            bar.set_color(_KEPT if value > 0 else _DROPPED)
         kept = int(np.count_nonzero(probs))
-        self.note.set_text(f"还能被抽到的字：{kept} 个\n最高的一根：{shown.max():.2f}")
-        head = f"温度 {temperature:g}" + ("（贪心）" if temperature == 0 else "")
-        self.suptitle.set_text(f"{head}，top-k {top_k}，top-p {top_p:g}" if self.narrow
-                               else f"{head}，top-k = {top_k}，top-p = {top_p:g}：同一组打分，换一种抽法")
+        self.view.show(shown, str(kept), sampling_title(temperature, top_k, top_p, self.narrow, "：同一组打分，换一种抽法"))
         return {"probs": probs, "shown": shown, "kept": np.array([kept])}
 
 
@@ -196,7 +184,7 @@ class _StepView:
         att_ax, cache_ax = axes
         S = trace["attention"].shape[-1]
         x = np.arange(S)
-        self.bars = att_ax.bar(x, np.zeros(S), color=_KEPT, width=0.7)
+        self.bars = att_ax.bar(x, np.zeros(S), color=KEPT, width=0.7)
         att_ax.set_ylim(0, 1.05)
         att_ax.set_ylabel("注意力权重")
         att_ax.set_title("最新的字看前文（最后一层，各头平均）", fontsize=9.5 if layout.narrow else 10)
@@ -226,7 +214,7 @@ class _StepView:
         weights = tr["attention"][s, -1].mean(axis=0)  # (S,) 最后一层，各头平均
         for i, (bar, value) in enumerate(zip(self.bars, weights)):
             bar.set_height(value)
-            bar.set_color(_NEW if i == n - 1 else _KEPT)
+            bar.set_color(_NEW if i == n - 1 else KEPT)
         grid = np.where(np.arange(weights.size) < n, 1.0, 0.0)  # (S,)
         grid = np.where(np.arange(weights.size) == n - 1, 2.0, grid)
         self.image.set_data(np.tile(grid, (self.L, 1)))  # (L, S)

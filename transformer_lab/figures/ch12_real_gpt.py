@@ -15,6 +15,7 @@ from ..core.decoding import next_token_probs
 from ..lessons.generation import generate
 from ..plot.figure import CMAP
 from ..plot.heatmap import attention_heatmap
+from ..plot.sampling import SamplingBars, sampling_title
 from ..pretrained import load
 from ..widgets.explorable import FRAME_CAP, Explorable, Slider
 
@@ -31,7 +32,7 @@ SHOWN = 10  # 条形图画原始概率最大的 10 个词元
 GEN_PROMPT, GEN_NEW = "Once upon a time, there was a little", 12
 MAP_PROMPT = "The animal didn't cross the street because it was too tired."  # 第 10 章的那句话
 MAP_LAYERS = (1, 2, 6, 12, 18, 24, 30)  # 30 层里取 7 层（帧数：7 × 9 = 63）
-_KEPT, _DROPPED, _NEW = "#31688e", "#bbbbbb", "#b5367a"
+_NEW = "#b5367a"  # 最新读进的字（词元）
 
 
 def _show_token(piece: str) -> str:
@@ -59,31 +60,20 @@ class _BarsView:
         (ax,) = axes
         self.logits = logits
         self.order = np.argsort(-logits, kind="stable")[:SHOWN]  # (SHOWN,) 原始打分从高到低
-        base = next_token_probs(logits)[self.order]  # (SHOWN,)
-        x = np.arange(SHOWN)
-        self.bars = ax.bar(x, np.zeros(SHOWN), color=_KEPT, width=0.7)
-        ax.plot(x, base, "_", color="black", ms=14, mew=2, label="原始概率（温度 1，不截断）")
-        ax.set_xticks(x, labels, fontsize=9, rotation=60 if layout.narrow else 30, ha="right", rotation_mode="anchor")
-        ax.set_ylim(0, 1.05)
-        ax.set_ylabel("下一个词元的概率")
-        ax.legend(loc="upper right", fontsize=9, frameon=False)
-        self.note = ax.text(0.98, 0.80, "", transform=ax.transAxes, ha="right", va="top", fontsize=9)
         self.narrow = layout.narrow
-        self.suptitle = fig.suptitle(" ", fontsize=9 if layout.narrow else 10)
-        self.artists = [*self.bars, self.note, self.suptitle]
+        ticks = {"fontsize": 9, "rotation": 60 if layout.narrow else 30, "ha": "right", "rotation_mode": "anchor"}
+        self.view = SamplingBars(fig, ax, next_token_probs(logits)[self.order], labels, unit="词元", tick_style=ticks,
+                                 marker_size=14, ylabel="下一个词元的概率", xlabel=None,
+                                 title_size=9 if layout.narrow else 10)
+        self.artists = self.view.artists
 
     def update(self, temperature, top_k, top_p):
         k = None if top_k == NO_LIMIT else int(top_k)
         probs = next_token_probs(self.logits, float(temperature), k, float(top_p))  # (V,)
         shown = probs[self.order]  # (SHOWN,)
-        for bar, value in zip(self.bars, shown):
-            bar.set_height(value)
-            bar.set_color(_KEPT if value > 0 else _DROPPED)
         kept = int(np.count_nonzero(probs))
-        self.note.set_text(f"还能被抽到的词元：{kept:,} 个\n最高的一根：{shown.max():.2f}")
-        head = f"温度 {temperature:g}" + ("（贪心）" if temperature == 0 else "")
-        self.suptitle.set_text(f"{head}，top-k {top_k}，top-p {top_p:g}\nSmolLM2 的打分（训练出来的）" if self.narrow
-                               else f"{head}，top-k = {top_k}，top-p = {top_p:g}：SmolLM2 的同一组打分，换一种抽法")
+        self.view.show(shown, f"{kept:,}", sampling_title(temperature, top_k, top_p, self.narrow,
+                                                          "：SmolLM2 的同一组打分，换一种抽法", "\nSmolLM2 的打分（训练出来的）"))
         return {"probs": probs, "shown": shown, "kept": np.array([kept])}
 
 
